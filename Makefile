@@ -1,0 +1,37 @@
+# Two commands do everything on a fresh machine: `make lab` and `make test`.
+# Both create the virtualenv in .venv (if missing) and install the pinned packages.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(abspath $(VENV))/bin
+STAMP := $(VENV)/.installed
+PYTEST_ARGS ?=
+# nbgrader runs helper programs (alembic) by name: the venv's bin must come first on PATH.
+export PATH := $(BIN):$(PATH)
+
+.PHONY: install lab test release lint clean-grading
+
+$(STAMP): requirements.txt requirements-lock.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --disable-pip-version-check -r requirements.txt -c requirements-lock.txt
+	$(BIN)/python -m pip install --disable-pip-version-check --no-deps -e .
+	touch $(STAMP)
+
+install: $(STAMP)  ## create .venv and install everything (once; again when a requirements file changes)
+
+lab: install  ## open the student notebooks in JupyterLab
+	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks
+
+test: install  ## the whole test suite (what CI runs)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+release: install  ## regenerate notebooks/ from solutions/ with nbgrader
+	for source in solutions/*/; do \
+		$(BIN)/nbgrader generate_assignment "$$(basename $$source)" --force || exit 1; \
+	done
+
+lint: install  ## ruff on the Python code
+	$(BIN)/ruff check .
+
+clean-grading:  ## forget every submission, grade and feedback (the git-ignored grading/ folder)
+	rm -rf grading

@@ -1,0 +1,1 @@
+"""Instructor tooling: the nbgrader configuration and helpers to read graded notebooks."""

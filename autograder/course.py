@@ -1,0 +1,55 @@
+"""Where the course lives and how nbgrader is configured for it.
+
+One function, :func:`configure`, writes every nbgrader setting the course needs into a
+traitlets ``Config``. The repository's ``nbgrader_config.py`` calls it with the repository
+root; the tests call it with a temporary course folder.
+"""
+
+from pathlib import Path
+
+from traitlets.config import Config
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SOURCE_DIRECTORY = "solutions"
+RELEASE_DIRECTORY = "notebooks"
+GRADING_DIRECTORY = "grading"  # submissions, autograded copies, feedback, gradebook: git-ignored
+CELL_TIMEOUT_SECONDS = 120
+
+
+def assignment_ids(root: Path = REPO_ROOT) -> list[str]:
+    """The assignments, one per notebook folder in ``solutions/`` (``01_attention``, ...)."""
+    return sorted(p.parent.name for p in (root / SOURCE_DIRECTORY).glob("*/*.ipynb") if p.stem == p.parent.name)
+
+
+def source_notebook(assignment_id: str, root: Path = REPO_ROOT) -> Path:
+    return root / SOURCE_DIRECTORY / assignment_id / f"{assignment_id}.ipynb"
+
+
+def release_notebook(assignment_id: str, root: Path = REPO_ROOT) -> Path:
+    return root / RELEASE_DIRECTORY / assignment_id / f"{assignment_id}.ipynb"
+
+
+def configure(c: Config, root: Path, grading_directory: str = GRADING_DIRECTORY) -> Config:
+    """Set the course's nbgrader options on ``c`` for a course rooted at ``root``."""
+    root = Path(root).resolve()
+    c.CourseDirectory.root = str(root)
+    c.CourseDirectory.course_id = "transformers-from-scratch"
+    c.CourseDirectory.source_directory = SOURCE_DIRECTORY
+    c.CourseDirectory.release_directory = RELEASE_DIRECTORY
+    c.CourseDirectory.submitted_directory = f"{grading_directory}/submitted"
+    c.CourseDirectory.autograded_directory = f"{grading_directory}/autograded"
+    c.CourseDirectory.feedback_directory = f"{grading_directory}/feedback"
+    c.CourseDirectory.db_url = f"sqlite:///{root / grading_directory / 'gradebook.db'}"
+    (root / grading_directory).mkdir(parents=True, exist_ok=True)
+    # Per-cell limit honoured by validate and autograde; a cell past it is interrupted
+    # and grading goes on with the next cell.
+    c.Execute.timeout = CELL_TIMEOUT_SECONDS
+    c.Execute.interrupt_on_timeout = True
+    # nbgrader re-inserts edited test cells but not deleted ones unless told to.
+    c.OverwriteCells.add_missing_cells = True
+    return c
+
+
+def course_config(root: Path, grading_directory: str = GRADING_DIRECTORY) -> Config:
+    """A fresh ``Config`` for a course rooted at ``root``."""
+    return configure(Config(), root, grading_directory)

@@ -1,0 +1,12 @@
+"""Helpers for the *Transformers from scratch* course notebooks.
+
+One module per job: :mod:`tfcourse.device` (device choice and seeding),
+:mod:`tfcourse.modes` (fast mode under nbgrader and CI), :mod:`tfcourse.plots`
+(figures that return their ``Figure``) and :mod:`tfcourse.checks` (visible-test
+helpers whose messages say what was expected, what came out and why).
+"""
+
+from tfcourse.device import get_device, seed_everything
+from tfcourse.modes import fast_mode
+
+__all__ = ["fast_mode", "get_device", "seed_everything"]

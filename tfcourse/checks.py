@@ -1,0 +1,116 @@
+"""Visible-test helpers: each failure says what was expected, what came out and the likely cause.
+
+They raise ``AssertionError`` (so nbgrader counts the cell as failed) and print
+one line on success, in the CS231n style: ``relative error: 3e-08 (should be < 1e-05)``.
+They never return a value, so a test cell that ends with one of them ends in a
+statement whose value nbgrader cannot mistake for a score.
+"""
+
+from collections.abc import Sequence
+
+import torch
+
+
+def _with_hint(message: str, hint: str) -> str:
+    return f"{message}\nLikely cause: {hint}" if hint else message
+
+
+def relative_error(actual: torch.Tensor, expected: torch.Tensor) -> float:
+    """Largest elementwise ``|a - e| / max(|a| + |e|, 1e-8)``, computed in float64."""
+    a = actual.detach().to("cpu", torch.float64)
+    e = expected.detach().to("cpu", torch.float64)
+    denominator = (a.abs() + e.abs()).clamp_min(1e-8)
+    return float(((a - e).abs() / denominator).max()) if a.numel() else 0.0
+
+
+def check_tensor(name: str, value: object) -> None:
+    """Fail unless ``value`` is a ``torch.Tensor``."""
+    if not isinstance(value, torch.Tensor):
+        raise AssertionError(
+            f"{name} should be a torch.Tensor, got {type(value).__name__}.\n"
+            "Likely cause: the function returns None (a missing `return`) or a Python/NumPy value."
+        )
+
+
+def check_shape(name: str, actual: torch.Tensor, expected: Sequence[int], hint: str = "") -> None:
+    """Fail unless ``actual.shape == expected``."""
+    check_tensor(name, actual)
+    if tuple(actual.shape) != tuple(expected):
+        raise AssertionError(
+            _with_hint(f"{name} should have shape {tuple(expected)}, got {tuple(actual.shape)}.", hint)
+        )
+
+
+def check_dtype(name: str, actual: torch.Tensor, expected: torch.dtype, hint: str = "") -> None:
+    """Fail unless ``actual.dtype == expected``."""
+    check_tensor(name, actual)
+    if actual.dtype != expected:
+        raise AssertionError(_with_hint(f"{name} should have dtype {expected}, got {actual.dtype}.", hint))
+
+
+def check_finite(name: str, actual: torch.Tensor, hint: str = "") -> None:
+    """Fail if ``actual`` holds any NaN or infinity."""
+    check_tensor(name, actual)
+    bad = ~torch.isfinite(actual.float())
+    if bad.any():
+        first = tuple(int(i) for i in bad.nonzero()[0])
+        raise AssertionError(
+            _with_hint(
+                f"{name} should hold only finite numbers, but {int(bad.sum())} entries are NaN or inf "
+                f"(the first at index {first}).",
+                hint,
+            )
+        )
+
+
+def check_equal(name: str, actual: torch.Tensor, expected: torch.Tensor, hint: str = "") -> None:
+    """Fail unless the two tensors have the same shape and exactly the same values."""
+    check_shape(name, actual, expected.shape, hint)
+    if not torch.equal(actual.to(expected.device), expected.to(actual.dtype)):
+        where = (actual.to(expected.device) != expected.to(actual.dtype)).nonzero()[0]
+        index = tuple(int(i) for i in where)
+        raise AssertionError(
+            _with_hint(
+                f"{name} differs from the expected tensor at index {index}: "
+                f"expected {expected[index].item()}, got {actual[index].item()}.\n"
+                f"expected:\n{expected}\ngot:\n{actual}",
+                hint,
+            )
+        )
+    print(f"{name}: exact match")
+
+
+def check_close(
+    name: str,
+    actual: torch.Tensor,
+    expected: torch.Tensor,
+    tolerance: float = 1e-5,
+    hint: str = "",
+) -> None:
+    """Fail unless the largest relative error is below ``tolerance``; print it either way."""
+    check_shape(name, actual, expected.shape, hint)
+    check_finite(name, actual, hint)
+    error = relative_error(actual, expected)
+    verdict = f"{name}: relative error {error:.1e} (should be < {tolerance:.0e})"
+    if not error < tolerance:
+        diff = (actual.detach().cpu().double() - expected.detach().cpu().double()).abs()
+        index = tuple(int(i) for i in torch.nonzero(diff == diff.max())[0])
+        raise AssertionError(
+            _with_hint(
+                f"{verdict}. The largest difference is at index {index}: "
+                f"expected {expected[index].item():.6g}, got {actual[index].item():.6g}.",
+                hint,
+            )
+        )
+    print(verdict)
+
+
+def check_near(name: str, actual: torch.Tensor, expected: torch.Tensor, max_diff: float, hint: str = "") -> None:
+    """Fail unless the largest absolute difference is below ``max_diff`` (for low-precision dtypes)."""
+    check_shape(name, actual, expected.shape, hint)
+    check_finite(name, actual, hint)
+    diff = float((actual.detach().cpu().double() - expected.detach().cpu().double()).abs().max())
+    verdict = f"{name}: max absolute difference {diff:.1e} (should be < {max_diff:.0e})"
+    if not diff < max_diff:
+        raise AssertionError(_with_hint(verdict + ".", hint))
+    print(verdict)
