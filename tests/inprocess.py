@@ -1,0 +1,104 @@
+"""Run a notebook's code cells inside this Python process, the way nbgrader grades them.
+
+nbgrader runs every cell in a kernel, goes on after errors, and gives a graded test
+cell its points when the cell raises nothing and writes nothing to stderr. This runner
+does the same without a kernel, and keeps a snapshot of the namespace before each
+answer cell, so grading a changed answer (a mutant, an alternative) re-runs only the
+cells from that answer onwards: well under a second each, instead of a kernel start
+and a whole notebook. ``tests/test_variants.py`` checks that it agrees with a real
+``nbgrader autograde`` run.
+"""
+
+import io
+import traceback
+import warnings
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass, field
+
+import matplotlib
+import matplotlib.pyplot as plt
+from nbformat import NotebookNode
+from notebook_tools import grade_id, is_answer_cell, is_graded_test_cell
+
+matplotlib.use("Agg")
+
+
+@dataclass
+class CellOutcome:
+    """What running one code cell did."""
+
+    index: int
+    grade_id: str | None
+    error: str = ""
+    stderr: str = ""
+    figures: int = 0
+    figure_problems: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.error and not self.stderr
+
+
+def figure_problems(cell_index: int) -> list[str]:
+    """Open figures whose axes lack a title (own or the figure's) or an axis label."""
+    problems = []
+    for number in plt.get_fignums():
+        figure = plt.figure(number)
+        has_suptitle = figure._suptitle is not None and figure._suptitle.get_text()
+        for axes in figure.axes:
+            if axes.get_label() == "<colorbar>" or not axes.get_visible() or not axes.has_data():
+                continue
+            where = f"cell {cell_index}, figure {number}"
+            if not (axes.get_title() or has_suptitle):
+                problems.append(f"{where}: an axes has no title")
+            if not axes.get_xlabel() or not axes.get_ylabel():
+                problems.append(f"{where}: axes '{axes.get_title()}' lacks an x or y label")
+    return problems
+
+
+class InProcessNotebook:
+    """A notebook run once with its own answers, ready to grade other answers quickly."""
+
+    def __init__(self, nb: NotebookNode):
+        self.notebook = nb
+        self.cells = [cell for cell in nb.cells if cell.cell_type == "code"]
+        self.snapshots: dict[str, dict] = {}
+        self.reference = self._run(0, {"__name__": "__main__"}, {}, take_snapshots=True)
+
+    def grade(self, answers: dict[str, str]) -> dict[str, CellOutcome]:
+        """Outcomes of the graded test cells when answer cells (by grade id) hold ``answers``."""
+        first = min(i for i, cell in enumerate(self.cells) if grade_id(cell) in answers)
+        namespace = dict(self.snapshots[grade_id(self.cells[first])])
+        outcomes = self._run(first, namespace, answers, take_snapshots=False)
+        return {o.grade_id: o for o in outcomes if is_graded_test_cell(self.cells[o.index])}
+
+    def reference_tests(self) -> dict[str, CellOutcome]:
+        return {o.grade_id: o for o in self.reference if is_graded_test_cell(self.cells[o.index])}
+
+    def _run(self, start: int, namespace: dict, answers: dict[str, str], take_snapshots: bool) -> list[CellOutcome]:
+        outcomes = []
+        for index in range(start, len(self.cells)):
+            cell = self.cells[index]
+            cell_id = grade_id(cell)
+            if take_snapshots and is_answer_cell(cell):
+                self.snapshots[cell_id] = dict(namespace)
+            source = answers.get(cell_id, cell.source)
+            outcomes.append(self._run_cell(index, cell_id, source, namespace))
+        return outcomes
+
+    @staticmethod
+    def _run_cell(index: int, cell_id: str | None, source: str, namespace: dict) -> CellOutcome:
+        outcome = CellOutcome(index, cell_id)
+        stderr = io.StringIO()
+        with warnings.catch_warnings(record=True) as caught, redirect_stdout(io.StringIO()), redirect_stderr(stderr):
+            warnings.simplefilter("always")
+            warnings.filterwarnings("ignore", message=".*non-interactive.*cannot be shown")
+            try:
+                exec(compile(source, f"<cell {index} {cell_id or ''}>", "exec"), namespace)
+            except BaseException as error:  # noqa: BLE001 (a cell may raise anything, even SystemExit)
+                outcome.error = "".join(traceback.format_exception_only(type(error), error)).strip()
+        outcome.stderr = stderr.getvalue() + "".join(f"{w.category.__name__}: {w.message}\n" for w in caught)
+        outcome.figures = len(plt.get_fignums())
+        outcome.figure_problems = figure_problems(index)
+        plt.close("all")
+        return outcome

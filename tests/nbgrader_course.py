@@ -1,0 +1,95 @@
+"""A throw-away nbgrader course in a temporary folder, graded with nbgrader's own API."""
+
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+from nbgrader.api import Gradebook
+from nbgrader.apps import NbGraderAPI
+from notebook_tools import answer_cells, grade_id, read
+
+from autograder import course
+
+
+@dataclass
+class CellScore:
+    auto_score: float | None
+    max_score: float
+
+
+@dataclass
+class GradedRun:
+    """Per student: the score of every autograded test cell, and the seconds autograde took."""
+
+    root: Path
+    scores: dict[str, dict[str, CellScore]] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def code_score(self, student: str) -> tuple[float, float]:
+        cells = self.scores[student].values()
+        return sum(c.auto_score or 0.0 for c in cells), sum(c.max_score for c in cells)
+
+    def failed_cells(self, student: str) -> set[str]:
+        return {name for name, c in self.scores[student].items() if (c.auto_score or 0.0) < c.max_score}
+
+
+def submission_with_answers(release: NotebookNode, answers: dict[str, str]) -> NotebookNode:
+    """The release notebook with the given answer cells (by grade id) filled in, as a student would."""
+    submission = nbformat.from_dict(release)
+    for cell in submission.cells:
+        if grade_id(cell) in answers:
+            cell.source = answers[grade_id(cell)]
+    return submission
+
+
+def reference_answers(assignment: str) -> dict[str, str]:
+    return {name: cell.source for name, cell in answer_cells(read(course.source_notebook(assignment))).items()}
+
+
+def make_course(assignment: str, root: Path) -> NbGraderAPI:
+    """Copy the assignment's source into ``root`` and generate its release there (fills the gradebook)."""
+    shutil.copytree(course.source_notebook(assignment).parent, root / course.SOURCE_DIRECTORY / assignment)
+    api = NbGraderAPI(config=course.course_config(root))
+    result = api.generate_assignment(assignment)
+    if not result["success"]:
+        raise RuntimeError(f"generate_assignment failed:\n{result.get('error')}\n{result.get('log')}")
+    return api
+
+
+def submit(root: Path, assignment: str, student: str, notebook: NotebookNode) -> None:
+    folder = root / course.GRADING_DIRECTORY / "submitted" / student / assignment
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, folder / f"{assignment}.ipynb")
+
+
+def autograde(api: NbGraderAPI, root: Path, assignment: str, student: str) -> dict[str, CellScore]:
+    result = api.autograde(assignment, student)
+    if not result["success"]:
+        raise RuntimeError(f"autograde of {student} failed:\n{result.get('error')}\n{result.get('log')}")
+    db_url = f"sqlite:///{root / course.GRADING_DIRECTORY / 'gradebook.db'}"
+    with Gradebook(db_url) as gradebook:
+        notebook = gradebook.find_submission_notebook(assignment, assignment, student)
+        return {
+            grade.name: CellScore(grade.auto_score, grade.max_score)
+            for grade in notebook.grades
+            if grade.cell_type == "code"
+        }
+
+
+def grade_reference_submissions(
+    assignment: str, root: Path, extra: dict[str, dict[str, str]] | None = None
+) -> GradedRun:
+    """Autograde the reference answers, the untouched release, and any ``extra`` student -> answers."""
+    api = make_course(assignment, root)
+    release = read(root / course.RELEASE_DIRECTORY / assignment / f"{assignment}.ipynb")
+    students = {"reference": reference_answers(assignment), "untouched": {}, **(extra or {})}
+    run = GradedRun(root)
+    for student, answers in students.items():
+        submit(root, assignment, student, submission_with_answers(release, answers))
+        start = time.perf_counter()
+        run.scores[student] = autograde(api, root, assignment, student)
+        run.seconds[student] = time.perf_counter() - start
+    return run

@@ -1,0 +1,106 @@
+"""Read nbgrader notebooks: which cells are answers, tests and hints, and what they hold."""
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+
+SOLUTION_REGION = re.compile(r"^[ \t]*### BEGIN SOLUTION\n(.*?)^[ \t]*### END SOLUTION[ \t]*\n?", re.M | re.S)
+HIDDEN_REGION = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS\n(.*?)^[ \t]*### END HIDDEN TESTS[ \t]*\n?", re.M | re.S)
+HINT = re.compile(r"<details><summary>Hint (\d+)</summary>(.*?)</details>", re.S)
+TODO_HEADING = re.compile(r"^#+ TODO (\d+)\b", re.M)
+
+
+def read(path: Path) -> NotebookNode:
+    return nbformat.read(path, as_version=4)
+
+
+def nbgrader_meta(cell: NotebookNode) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def grade_id(cell: NotebookNode) -> str | None:
+    return nbgrader_meta(cell).get("grade_id")
+
+
+def is_answer_cell(cell: NotebookNode) -> bool:
+    """An autograded answer: a code cell the student writes (solution, not graded itself)."""
+    meta = nbgrader_meta(cell)
+    return cell.cell_type == "code" and meta.get("solution", False) and not meta.get("grade", False)
+
+
+def is_graded_test_cell(cell: NotebookNode) -> bool:
+    meta = nbgrader_meta(cell)
+    return cell.cell_type == "code" and meta.get("grade", False) and not meta.get("solution", False)
+
+
+def answer_cells(nb: NotebookNode) -> dict[str, NotebookNode]:
+    return {grade_id(c): c for c in nb.cells if is_answer_cell(c)}
+
+
+def graded_test_cells(nb: NotebookNode) -> dict[str, NotebookNode]:
+    return {grade_id(c): c for c in nb.cells if is_graded_test_cell(c)}
+
+
+@dataclass(frozen=True)
+class Todo:
+    """One numbered TODO: its instructions, its hints and the answer cell it asks for."""
+
+    number: int
+    instructions: str
+    hints: list[tuple[int, str]]
+    answer_id: str
+
+
+def todos(nb: NotebookNode) -> list[Todo]:
+    """Pair each ``TODO n`` heading with the markdown after it and the next answer cell."""
+    found: list[Todo] = []
+    markdown: list[str] = []
+    number: int | None = None
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            heading = TODO_HEADING.search(cell.source)
+            if heading:
+                number, markdown = int(heading.group(1)), []
+            if number is not None:
+                markdown.append(cell.source)
+        elif is_answer_cell(cell) and number is not None:
+            text = "\n".join(markdown)
+            hints = [(int(n), body) for n, body in HINT.findall(text)]
+            found.append(Todo(number, text, hints, grade_id(cell)))
+            number = None
+    return found
+
+
+def solution_code(source: str) -> str:
+    """The code between the solution markers of an answer cell."""
+    return "\n".join(match.group(1) for match in SOLUTION_REGION.finditer(source))
+
+
+def code_lines(code: str) -> list[str]:
+    """Non-trivial code lines without comments or indentation (what a leak would look like)."""
+    lines = []
+    for line in code.splitlines():
+        stripped = line.split("#", 1)[0].strip()
+        if len(stripped) >= 10:
+            lines.append(stripped)
+    return lines
+
+
+def without_hidden_tests(source: str) -> str:
+    return HIDDEN_REGION.sub("", source)
+
+
+def ends_in_statement(source: str) -> bool:
+    """False when the last top-level statement is an expression nbgrader would score.
+
+    A call to ``print`` is allowed: it returns None, so nbgrader sees no value.
+    """
+    body = ast.parse(source).body
+    if not body or not isinstance(body[-1], ast.Expr):
+        return True
+    value = body[-1].value
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "print"

@@ -1,0 +1,34 @@
+"""Real `nbgrader autograde` runs in a temporary course (one per assignment, shared by these tests)."""
+
+from conftest import combined_variants, inprocess_notebook
+
+from autograder.course import CELL_TIMEOUT_SECONDS
+
+NOTEBOOK_BUDGET_SECONDS = 120  # COURSE_SPEC section 5: fast mode, 2-core CPU, top to bottom
+
+
+def test_reference_solution_scores_full_marks(graded):
+    score, maximum = graded.code_score("reference")
+    assert maximum > 0 and score == maximum, f"{score}/{maximum}; failed: {graded.failed_cells('reference')}"
+
+
+def test_untouched_release_scores_zero(graded):
+    score, maximum = graded.code_score("untouched")
+    assert maximum > 0 and score == 0, f"the empty release earns {score}/{maximum}"
+
+
+def test_reference_fits_the_fast_mode_budget(graded):
+    assert graded.seconds["reference"] < NOTEBOOK_BUDGET_SECONDS
+    assert CELL_TIMEOUT_SECONDS <= NOTEBOOK_BUDGET_SECONDS
+
+
+def test_alternatives_score_full_marks(graded):
+    score, maximum = graded.code_score("alternatives")
+    assert score == maximum, f"failed: {graded.failed_cells('alternatives')}"
+
+
+def test_real_grader_agrees_with_the_fast_harness(graded, assignment):
+    predicted = inprocess_notebook(assignment).grade(combined_variants(assignment)["mutants"])
+    expected_failures = {name for name, outcome in predicted.items() if not outcome.passed}
+    assert expected_failures, "the combined mutants must lose points"
+    assert graded.failed_cells("mutants") == expected_failures

@@ -1,0 +1,38 @@
+"""Project hygiene: one set of pins for pip and conda, and ruff-clean Python."""
+
+import re
+import subprocess
+import sys
+
+import yaml
+
+from autograder.course import REPO_ROOT
+
+
+def pins(lines: list[str]) -> dict[str, str]:
+    found = {}
+    for line in lines:
+        match = re.fullmatch(r"\s*-?\s*([A-Za-z0-9_.\-]+)==([^\s#]+)\s*(#.*)?", line)
+        if match:
+            found[match.group(1).lower().replace("_", "-")] = match.group(2)
+    return found
+
+
+def test_environment_yml_has_the_same_pins_as_requirements():
+    requirements = pins((REPO_ROOT / "requirements.txt").read_text().splitlines())
+    environment = yaml.safe_load((REPO_ROOT / "environment.yml").read_text())
+    pip_section = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
+    assert requirements and pins(pip_section) == requirements
+
+
+def test_requirements_agree_with_the_lock():
+    lock = pins((REPO_ROOT / "requirements-lock.txt").read_text().splitlines())
+    for name, version in pins((REPO_ROOT / "requirements.txt").read_text().splitlines()).items():
+        assert lock.get(name) == version, f"{name}: requirements.txt says {version}, the lock {lock.get(name)}"
+
+
+def test_python_code_is_ruff_clean():
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", str(REPO_ROOT)], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr

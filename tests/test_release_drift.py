@@ -1,0 +1,22 @@
+"""notebooks/ must be exactly what `nbgrader generate_assignment` makes of solutions/ (`make release`)."""
+
+import filecmp
+import shutil
+
+from nbgrader.apps import NbGraderAPI
+
+from autograder import course
+
+
+def test_release_equals_a_fresh_generation(assignment, tmp_path):
+    shutil.copytree(course.source_notebook(assignment).parent, tmp_path / course.SOURCE_DIRECTORY / assignment)
+    result = NbGraderAPI(config=course.course_config(tmp_path)).generate_assignment(assignment)
+    assert result["success"], result.get("error")
+    fresh = tmp_path / course.RELEASE_DIRECTORY / assignment
+    committed = course.REPO_ROOT / course.RELEASE_DIRECTORY / assignment
+    comparison = filecmp.dircmp(fresh, committed)
+    assert not comparison.left_only and not comparison.right_only, "files differ: run `make release`"
+    for name in comparison.common_files:
+        assert (fresh / name).read_bytes() == (committed / name).read_bytes(), (
+            f"{committed / name} differs from a fresh generation: edit solutions/, then run `make release`"
+        )

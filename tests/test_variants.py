@@ -1,0 +1,34 @@
+"""Mutants (realistic wrong answers) must lose points; alternatives (other correct answers) must not.
+
+Graded with the in-process runner (tests/inprocess.py); test_autograde.py checks that a
+real nbgrader run agrees with it.
+"""
+
+from conftest import variant_answer
+from variants import VARIANTS
+
+from autograder.course import assignment_ids
+
+
+def test_every_answer_cell_has_mutants_and_an_alternative(source_nb, assignment):
+    from notebook_tools import answer_cells
+
+    for cell in answer_cells(source_nb):
+        kinds = [v.kind for v in VARIANTS.get(assignment, []) if v.cell == cell]
+        assert kinds.count("mutant") >= 3, f"{assignment}/{cell}: at least 3 mutants"
+        assert kinds.count("alternative") >= 1, f"{assignment}/{cell}: at least 1 alternative"
+
+
+def test_every_assignment_has_variants():
+    assert set(VARIANTS) == set(assignment_ids())
+
+
+def test_variant(inprocess, assignment, variant):
+    outcomes = inprocess.grade(variant_answer(assignment, variant))
+    failed = sorted(name for name, outcome in outcomes.items() if not outcome.passed)
+    own_failed = [name for name in failed if name.startswith(variant.cell)]
+    if variant.kind == "mutant":
+        assert own_failed, f"mutant {variant.id} passes every test of {variant.cell}: add a test that catches it"
+    else:
+        details = {name: outcomes[name].error or outcomes[name].stderr for name in failed}
+        assert not failed, f"correct alternative {variant.id} loses points: {details}"

@@ -1,0 +1,164 @@
+"""Variants of the answers of 01_attention: realistic mistakes (mutants) and other correct answers."""
+
+from variants.spec import alternative, mutant
+
+SCALE = ("/ math.sqrt(d_k)", "")
+FILL = "torch.finfo(scores.dtype).min"
+MASK_THEN_SOFTMAX = (
+    "    if mask is not None:\n"
+    "        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)\n"
+    "    weights = scores.softmax(dim=-1)  # (..., Lq, Lk)\n"
+)
+DROPOUT_THEN_OUTPUT = "        weights = dropout(weights)\n    output = weights @ value  # (..., Lq, Dv)\n"
+
+VARIANTS = [
+    # --- scaled_dot_product_attention: mistakes ---
+    mutant("sdpa", "no_scaling", SCALE),
+    mutant("sdpa", "scale_by_d_k", ("math.sqrt(d_k)", "d_k")),
+    mutant("sdpa", "d_k_read_from_value", ("d_k = query.size(-1)", "d_k = value.size(-1)")),
+    mutant("sdpa", "softmax_over_queries", ("softmax(dim=-1)", "softmax(dim=-2)")),
+    mutant("sdpa", "transpose_fixed_axes", ("key.transpose(-2, -1)", "key.transpose(1, 2)")),
+    mutant(
+        "sdpa",
+        "mask_after_softmax",
+        (
+            MASK_THEN_SOFTMAX,
+            "    weights = scores.softmax(dim=-1)\n"
+            "    if mask is not None:\n"
+            "        weights = weights.masked_fill(~mask, 0.0)\n",
+        ),
+    ),
+    mutant("sdpa", "mask_convention_inverted", ("masked_fill(~mask,", "masked_fill(mask,")),
+    mutant("sdpa", "fill_minus_inf", (FILL, 'float("-inf")')),
+    mutant("sdpa", "fill_minus_1e9", (FILL, "-1e9")),
+    mutant("sdpa", "fill_float32_min", (FILL, "torch.finfo(torch.float32).min")),
+    mutant("sdpa", "fill_zero", (FILL, "0.0")),
+    mutant(
+        "sdpa",
+        "fill_tensor_on_cpu",
+        (
+            "scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)",
+            "scores = torch.where(mask, scores, torch.full(scores.shape, torch.finfo(scores.dtype).min, "
+            "dtype=scores.dtype))",
+        ),
+    ),
+    mutant(
+        "sdpa",
+        "computes_in_float32",
+        (
+            "d_k = query.size(-1)",
+            "query, key, value = query.float(), key.float(), value.float()\n    d_k = query.size(-1)",
+        ),
+    ),
+    mutant(
+        "sdpa",
+        "returns_weights_before_dropout",
+        (DROPOUT_THEN_OUTPUT, "        return dropout(weights) @ value, weights\n    output = weights @ value\n"),
+    ),
+    mutant(
+        "sdpa",
+        "dropout_on_output",
+        (DROPOUT_THEN_OUTPUT, "        return dropout(weights @ value), weights\n    output = weights @ value\n"),
+    ),
+    mutant("sdpa", "dropout_ignored", ("        weights = dropout(weights)\n", "        pass\n")),
+    # --- scaled_dot_product_attention: other correct answers ---
+    alternative(
+        "sdpa",
+        "einsum_and_where",
+        """
+        def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
+            scores = torch.einsum("...qd,...kd->...qk", query, key) * query.shape[-1] ** -0.5
+            if mask is not None:
+                scores = torch.where(mask, scores, torch.finfo(scores.dtype).min)
+            weights = F.softmax(scores, dim=-1)
+            if dropout:
+                weights = dropout(weights)
+            return torch.einsum("...qk,...kd->...qd", weights, value), weights
+        """,
+    ),
+    alternative(
+        "sdpa",
+        "loop_over_batch",
+        """
+        def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
+            *lead, lq, dk = query.shape
+            lk = key.shape[-2]
+            q = query.reshape(-1, lq, dk)
+            k = key.reshape(-1, lk, dk)
+            keep = mask if mask is not None else torch.ones(lq, lk, dtype=torch.bool, device=query.device)
+            keep = keep.expand(*lead, lq, lk).reshape(-1, lq, lk)
+            rows = []
+            for b in range(q.shape[0]):
+                s = q[b] @ k[b].t() / dk**0.5
+                s = s.masked_fill(keep[b].logical_not(), torch.finfo(s.dtype).min)
+                rows.append(torch.softmax(s, dim=-1))
+            weights = torch.stack(rows).reshape(*lead, lq, lk)
+            if dropout is not None:
+                weights = dropout(weights)
+            return weights @ value, weights
+        """,
+    ),
+    alternative(
+        "sdpa",
+        "scaled_query_and_manual_softmax",
+        """
+        def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
+            scores = (query / math.sqrt(query.shape[-1])) @ key.mT
+            if mask is not None:
+                scores = scores.masked_fill(mask.logical_not(), torch.finfo(scores.dtype).min)
+            scores = scores - scores.max(dim=-1, keepdim=True).values
+            weights = scores.exp()
+            weights = weights / weights.sum(dim=-1, keepdim=True)
+            if dropout is not None:
+                weights = dropout(weights)
+            return torch.matmul(weights, value), weights
+        """,
+    ),
+    # --- causal_mask ---
+    mutant("causal_mask", "upper_triangle", (".tril()", ".triu()")),
+    mutant("causal_mask", "diagonal_blocked", (".tril()", ".tril(diagonal=-1)")),
+    mutant("causal_mask", "float_not_bool", ("dtype=torch.bool, ", "")),
+    mutant("causal_mask", "device_ignored", (", device=device", "")),
+    mutant("causal_mask", "true_means_blocked", (".tril()", ".triu(diagonal=1)")),
+    alternative(
+        "causal_mask",
+        "arange_comparison",
+        """
+        def causal_mask(size, device=None):
+            positions = torch.arange(size, device=device)
+            return positions[None, :] <= positions[:, None]
+        """,
+    ),
+    alternative(
+        "causal_mask",
+        "python_loops",
+        """
+        def causal_mask(size, device=None):
+            rows = [[j <= i for j in range(size)] for i in range(size)]
+            return torch.tensor(rows, dtype=torch.bool, device=device)
+        """,
+    ),
+    # --- padding_mask ---
+    mutant("padding_mask", "no_broadcast_axes", ("[:, None, None, :]", "")),
+    mutant("padding_mask", "axes_in_wrong_place", ("[:, None, None, :]", "[:, None, :, None]")),
+    mutant("padding_mask", "true_means_padding", ("!=", "==")),
+    mutant("padding_mask", "pad_id_hard_coded_zero", ("token_ids != pad_idx", "token_ids != 0")),
+    mutant("padding_mask", "integer_not_bool", ("(token_ids != pad_idx)[", "(token_ids != pad_idx).long()[")),
+    alternative(
+        "padding_mask",
+        "ne_and_unsqueeze",
+        """
+        def padding_mask(token_ids, pad_idx):
+            return token_ids.ne(pad_idx).unsqueeze(1).unsqueeze(2)
+        """,
+    ),
+    alternative(
+        "padding_mask",
+        "where_and_view",
+        """
+        def padding_mask(token_ids, pad_idx):
+            batch, length = token_ids.shape
+            return torch.where(token_ids == pad_idx, False, True).view(batch, 1, 1, length)
+        """,
+    ),
+]

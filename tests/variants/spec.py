@@ -1,0 +1,42 @@
+"""A variant is another answer for one answer cell: a realistic mistake or another correct way."""
+
+import textwrap
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Either a full replacement ``source`` or ``replace`` pairs applied to the reference answer.
+
+    Replacements must each match the reference, so a variant cannot silently go stale
+    when the reference changes.
+    """
+
+    cell: str
+    name: str
+    kind: Literal["mutant", "alternative"]
+    replace: tuple[tuple[str, str], ...] = ()
+    source: str = ""
+
+    def apply(self, reference: str) -> str:
+        if self.source:
+            return textwrap.dedent(self.source).strip() + "\n"
+        changed = reference
+        for old, new in self.replace:
+            if old not in changed:
+                raise ValueError(f"variant {self.cell}/{self.name}: {old!r} is not in the reference answer")
+            changed = changed.replace(old, new)
+        return changed
+
+    @property
+    def id(self) -> str:
+        return f"{self.cell}-{self.kind}-{self.name}"
+
+
+def mutant(cell: str, name: str, *replace: tuple[str, str], source: str = "") -> Variant:
+    return Variant(cell, name, "mutant", tuple(replace), source)
+
+
+def alternative(cell: str, name: str, source: str) -> Variant:
+    return Variant(cell, name, "alternative", source=source)
