@@ -1,0 +1,56 @@
+"""The clean re-run's program: execute a plan of cells in one fresh interpreter, record each test.
+
+Usage: ``python -m autograder.cleanrun PLAN.json RESULTS.json CELL_TIMEOUT``. The plan (built by
+:func:`autograder.tamper.clean_plan`) is the source notebook's code with each answer cell
+replaced by the definitions extracted from the student's answer; no IPython is involved,
+so no input transformer or kernel state of the student's run is present. Each test's
+result is appended to RESULTS.json as soon as it is known, so a run that dies half-way
+still reports the tests before it.
+"""
+
+import json
+import signal
+import sys
+import traceback
+from pathlib import Path
+
+
+class CellTimeout(Exception):
+    pass
+
+
+def on_alarm(signum: int, frame: object) -> None:
+    raise CellTimeout("cell timed out")
+
+
+def without_magics(source: str) -> str:
+    """Drop IPython-only lines (``%matplotlib inline``, ``!pip ...``), which plain Python cannot run."""
+    return "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+
+
+def main() -> None:
+    plan_path, results_path, cell_timeout = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+    plan = json.loads(plan_path.read_text())
+    signal.signal(signal.SIGALRM, on_alarm)
+    namespace: dict = {"__name__": "__main__"}
+    results: dict[str, dict] = {}
+    for cell in plan:
+        signal.alarm(cell_timeout)
+        try:
+            exec(
+                compile(without_magics(cell["source"]), f"<{cell['kind']} {cell['grade_id']}>", "exec"),
+                namespace,
+            )
+            outcome = {"passed": True, "message": ""}
+        except BaseException as error:  # noqa: B036 (a test may fail with anything, SystemExit included)
+            lines = traceback.format_exception_only(type(error), error)
+            outcome = {"passed": False, "message": "".join(lines).strip()[:2000]}
+        finally:
+            signal.alarm(0)
+        if cell["kind"] == "test":
+            results[cell["grade_id"]] = outcome
+            results_path.write_text(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()

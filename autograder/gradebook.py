@@ -1,0 +1,95 @@
+"""Everything the grader reads from or writes to nbgrader gradebooks, through nbgrader's Gradebook API."""
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.apps import NbGraderAPI
+
+from autograder.course import SOURCE_DIRECTORY, course_config
+from autograder.results import Status, SubmissionResult
+
+
+@dataclass(frozen=True)
+class GradeCellInfo:
+    notebook: str
+    grade_id: str
+    max_score: float
+    autograded: bool  # a code test cell; False for a written answer graded by hand
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite:///{Path(path).resolve()}"
+
+
+def define_assignment(root: Path, assignment: str, db_path: Path) -> None:
+    """Write ``assignment``'s definition (notebooks, grade and source cells) into ``db_path``.
+
+    Runs nbgrader's generate_assignment in a throw-away course folder, so the repository's
+    committed release notebooks are never rewritten by grading.
+    """
+    with tempfile.TemporaryDirectory(prefix="define-") as scratch:
+        course = Path(scratch)
+        shutil.copytree(Path(root) / SOURCE_DIRECTORY / assignment, course / SOURCE_DIRECTORY / assignment)
+        config = course_config(course)
+        config.CourseDirectory.db_url = sqlite_url(db_path)
+        result = NbGraderAPI(config=config).generate_assignment(assignment, force=True, create=True)
+        if not result["success"]:
+            raise RuntimeError(
+                f"nbgrader could not define {assignment}:\n{result['log']}\n{result.get('error', '')}"
+            )
+
+
+def grade_cells(db_path: Path, assignment: str) -> list[GradeCellInfo]:
+    with Gradebook(sqlite_url(db_path)) as gb:
+        return [
+            GradeCellInfo(notebook.name, cell.name, float(cell.max_score), cell.cell_type == "code")
+            for notebook in gb.find_assignment(assignment).notebooks
+            for cell in notebook.grade_cells
+        ]
+
+
+def kernel_scores(db_path: Path, assignment: str, student: str) -> dict[tuple[str, str], float] | None:
+    """``{(notebook, grade_id): auto_score}`` from a course copy's gradebook; None if nothing was saved."""
+    try:
+        with Gradebook(sqlite_url(db_path)) as gb:
+            submission = gb.find_submission(assignment, student)
+            return {
+                (notebook.name, grade.name): float(grade.auto_score or 0.0)
+                for notebook in submission.notebooks
+                for grade in notebook.grades
+            }
+    except Exception:  # noqa: BLE001 (missing entry, or a corrupt copy left by a hostile run)
+        return None
+
+
+def merge(db_path: Path, result: SubmissionResult) -> None:
+    """Write a result's scores into the real gradebook; manual scores already given are kept."""
+    if result.status == Status.MISSING:
+        return
+    with Gradebook(sqlite_url(db_path)) as gb:
+        gb.update_or_create_student(result.student)
+        try:
+            submission = gb.find_submission(result.assignment, result.student)
+        except MissingEntry:
+            submission = gb.add_submission(result.assignment, result.student)
+        for test in result.tests:
+            grade = gb.find_grade(test.grade_id, test.notebook, result.assignment, result.student)
+            grade.auto_score = test.score
+            grade.needs_manual_grade = False
+        autograded = {(test.notebook, test.grade_id) for test in result.tests}
+        for notebook in submission.notebooks:
+            notebook.flagged = result.status != Status.GRADED
+            for grade in notebook.grades:
+                if (notebook.name, grade.name) not in autograded and grade.manual_score is None:
+                    grade.needs_manual_grade = True
+        gb.db.commit()
+
+
+def students(db_path: Path) -> list[str]:
+    if not Path(db_path).exists():
+        return []
+    with Gradebook(sqlite_url(db_path)) as gb:
+        return [student.id for student in gb.students]

@@ -1,0 +1,104 @@
+"""The grader's own record of one graded submission, kept next to nbgrader's gradebook.
+
+nbgrader's gradebook stores scores but cannot say *why* a submission has 0 points
+(missing, unreadable, timed out, crashed, tampered with ...). Each graded submission
+gets one JSON file ``grading/results/<assignment>/<student>.json`` that `export`,
+`feedback` and `report` read, and that makes `grade` resumable.
+"""
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from autograder.course import GRADING_DIRECTORY
+
+
+class Status(StrEnum):
+    GRADED = "graded"
+    MISSING = "missing"
+    UNREADABLE = "unreadable"
+    TIMED_OUT = "timed out"
+    CRASHED = "crashed"
+    FLAGGED = "flagged"
+
+
+@dataclass
+class TestResult:
+    """One graded test cell: the kernel's score, the clean re-run's verdict and what was awarded."""
+
+    notebook: str
+    grade_id: str
+    max_score: float
+    kernel_score: float = 0.0
+    clean_passed: bool | None = None  # None: no clean re-run happened for this cell
+    score: float = 0.0
+    message: str = ""  # the failure message ("AssertionError: ..."), empty when passed
+
+
+@dataclass
+class SubmissionResult:
+    assignment: str
+    student: str
+    status: Status
+    reason: str = ""
+    digest: str = ""  # of the submitted files, to know whether a re-grade is needed
+    seconds: float = 0.0
+    tests: list[TestResult] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    repairs: list[str] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        return sum(t.score for t in self.tests)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> "SubmissionResult":
+        data = json.loads(text)
+        data["status"] = Status(data["status"])
+        data["tests"] = [TestResult(**t) for t in data["tests"]]
+        return cls(**data)
+
+
+def results_directory(root: Path, grading_directory: str = GRADING_DIRECTORY) -> Path:
+    return Path(root) / grading_directory / "results"
+
+
+def result_path(
+    root: Path, assignment: str, student: str, grading_directory: str = GRADING_DIRECTORY
+) -> Path:
+    return results_directory(root, grading_directory) / assignment / f"{student}.json"
+
+
+def save_result(root: Path, result: SubmissionResult, grading_directory: str = GRADING_DIRECTORY) -> Path:
+    path = result_path(root, result.assignment, result.student, grading_directory)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(result.to_json())
+    return path
+
+
+def load_result(
+    root: Path, assignment: str, student: str, grading_directory: str = GRADING_DIRECTORY
+) -> SubmissionResult | None:
+    path = result_path(root, assignment, student, grading_directory)
+    return SubmissionResult.from_json(path.read_text()) if path.exists() else None
+
+
+def load_results(root: Path, grading_directory: str = GRADING_DIRECTORY) -> list[SubmissionResult]:
+    folder = results_directory(root, grading_directory)
+    return [SubmissionResult.from_json(p.read_text()) for p in sorted(folder.glob("*/*.json"))]
+
+
+def folder_digest(folder: Path) -> str:
+    """SHA-256 over the names and bytes of every file under ``folder`` (empty string if absent)."""
+    if not folder.is_dir():
+        return ""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(folder)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()

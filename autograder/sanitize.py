@@ -1,0 +1,91 @@
+"""``sanitize``: repair what makes nbgrader fail or mis-grade, and say what was repaired.
+
+Reference is the *release* notebook (what the student was given): a deleted test cell
+comes back in its release form, and nbgrader's autograde then puts the hidden tests back
+from the gradebook as for every other test cell. Repairs, in this order:
+
+1. nbgrader metadata stripped from a cell that is still recognisable (same cell id, or the
+   unchanged text of a locked cell) is restored;
+2. a grade id held by several cells (a copied cell) stays on the first; the copies become
+   ordinary cells, so nbgrader no longer refuses the notebook;
+3. a graded cell whose type was changed (code to markdown or raw, ...) gets its type back;
+4. a grade id the release does not know is dropped;
+5. a graded cell that was deleted is inserted again after its predecessor.
+"""
+
+import copy
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_raw_cell
+
+from autograder.notebooks import grade_id, nbgrader_meta
+
+NEW_CELL = {"code": new_code_cell, "markdown": new_markdown_cell, "raw": new_raw_cell}
+
+
+def with_type(cell: NotebookNode, cell_type: str) -> NotebookNode:
+    """The same cell (id, metadata, text) as a cell of ``cell_type``."""
+    new = NEW_CELL[cell_type](source=cell.source, metadata=copy.deepcopy(cell.metadata))
+    if "id" in cell:
+        new["id"] = cell["id"]
+    return new
+
+
+def sanitize_notebook(student: NotebookNode, release: NotebookNode) -> tuple[NotebookNode, list[str]]:
+    """A repaired copy of ``student`` and the list of repairs made (empty when none was needed)."""
+    notebook = copy.deepcopy(student)
+    repairs: list[str] = []
+    graded = [cell for cell in release.cells if grade_id(cell)]
+    by_grade = {grade_id(cell): cell for cell in graded}
+    by_cell_id = {cell.get("id"): cell for cell in graded if cell.get("id")}
+    locked_text = {cell.source: cell for cell in graded if nbgrader_meta(cell).get("locked")}
+
+    present = {grade_id(cell) for cell in notebook.cells}
+    for cell in notebook.cells:
+        if grade_id(cell):
+            continue
+        reference = by_cell_id.get(cell.get("id")) or locked_text.get(cell.source)
+        if reference is not None and grade_id(reference) not in present:
+            cell.metadata["nbgrader"] = copy.deepcopy(nbgrader_meta(reference))
+            present.add(grade_id(reference))
+            repairs.append(f"restored the stripped nbgrader metadata of cell {grade_id(reference)!r}")
+
+    seen: set[str] = set()
+    for index, cell in enumerate(notebook.cells):
+        name = grade_id(cell)
+        if name is None:
+            continue
+        if name in seen:
+            del cell.metadata["nbgrader"]
+            repairs.append(f"duplicate grade id {name!r}: the copy at cell {index} became an ordinary cell")
+        elif name not in by_grade:
+            del cell.metadata["nbgrader"]
+            repairs.append(f"unknown grade id {name!r} at cell {index} dropped")
+        else:
+            seen.add(name)
+            if cell.cell_type != by_grade[name].cell_type:
+                notebook.cells[index] = with_type(cell, by_grade[name].cell_type)
+                repairs.append(
+                    f"cell {name!r} changed back from {cell.cell_type} to {by_grade[name].cell_type}"
+                )
+
+    for position, reference in enumerate(graded):
+        name = grade_id(reference)
+        if name in seen:
+            continue
+        previous = {grade_id(cell) for cell in graded[:position]}
+        after = max((i for i, cell in enumerate(notebook.cells) if grade_id(cell) in previous), default=-1)
+        notebook.cells.insert(after + 1, copy.deepcopy(reference))
+        seen.add(name)
+        repairs.append(f"deleted cell {name!r} restored from the release")
+    return notebook, repairs
+
+
+def sanitize_file(path: Path, release: NotebookNode, write: bool) -> list[str]:
+    """Repairs needed by the notebook at ``path``; with ``write`` the repaired notebook replaces it."""
+    notebook, repairs = sanitize_notebook(nbformat.read(path, as_version=4), release)
+    if write and repairs:
+        nbformat.write(notebook, path)
+    return repairs

@@ -1,0 +1,202 @@
+"""Tamper defence: a static scan of the student's code and a clean re-run of the graded tests.
+
+The kernel run that nbgrader does executes the hidden tests in the student's own kernel,
+after the student's top-level code: a patched ``torch.allclose`` or an IPython input
+transformer that drops ``assert`` lines passes every test there. The clean re-run executes
+the *source* notebook in a fresh interpreter, with each answer cell replaced by only the
+imports, functions, classes and constant assignments of the student's answer
+(:func:`extract_definitions`); top-level statements of the student never run. The static scan
+(:func:`scan`) names the suspicious constructs, so the instructor sees why a run differs.
+"""
+
+import ast
+import json
+import sys
+from pathlib import Path
+
+from nbformat import NotebookNode
+
+import autograder
+from autograder.isolation import Limits, run_limited
+from autograder.notebooks import grade_id, is_answer_cell, is_graded_test_cell
+from autograder.sandbox import sandbox_command
+
+PATCHABLE_MODULES = {"torch", "numpy", "np", "F", "nn", "functional", "builtins", "__builtins__", "IPython",
+                     "math", "tfcourse", "checks", "sys", "os", "unittest", "random", "pytest"}  # fmt: skip
+IPYTHON_INTERNALS = {"input_transformers_cleanup", "input_transformers_post", "ast_transformers",
+                     "register_magic_function", "events", "run_cell", "set_custom_exc",
+                     "showtraceback"}  # fmt: skip
+GRADER_WORDS = ("solutions", "gradebook", "autograded", "submitted", "grading", "nbgrader", ".ipynb",
+                "hidden tests", "begin hidden", "/work/")  # fmt: skip
+NETWORK_MODULES = {"socket", "urllib", "http", "requests", "httpx", "ftplib", "smtplib", "aiohttp", "zmq",
+                   "websocket", "paramiko"}  # fmt: skip
+ESCAPE_CALLS = {"os._exit", "sys.exit", "os.kill", "os.killpg", "os.fork", "os.system", "os.popen",
+                "os.remove", "os.unlink", "shutil.rmtree", "signal.signal", "signal.alarm", "os.walk",
+                "os.listdir", "os.scandir", "glob.glob", "exec", "eval", "compile", "__import__",
+                "importlib.import_module", "importlib.reload", "gc.get_objects",
+                "gc.get_referrers"}  # fmt: skip
+ESCAPE_MODULES = {"subprocess", "ctypes", "multiprocessing", "sqlite3", "shutil", "unittest.mock", "mock",
+                  "inspect", "gc", "threading", "signal", "pty"}  # fmt: skip
+DEFINITION_NODES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def dotted_name(node: ast.AST) -> str:
+    """``torch.nn.functional.softmax`` for the expression of that name, '' for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted_name(node.value)
+        return f"{base}.{node.attr}" if base else ""
+    return ""
+
+
+def scan_source(source: str) -> list[str]:
+    """Human-readable findings for one cell's code ("line 3: patches torch.allclose")."""
+    try:
+        tree = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
+    except SyntaxError as error:
+        return [f"line {error.lineno}: does not parse ({error.msg})"]
+    aliases = dict.fromkeys(PATCHABLE_MODULES, "")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                aliases[alias.asname or alias.name.split(".")[0]] = alias.name
+    findings: list[str] = []
+
+    def note(node: ast.AST, text: str) -> None:
+        findings.append(f"line {getattr(node, 'lineno', '?')}: {text}")
+
+    for node in ast.walk(tree):
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        elif isinstance(node, ast.Delete):
+            targets = node.targets
+        for target in targets:
+            name = dotted_name(target)
+            if isinstance(target, ast.Attribute) and name.split(".")[0] in aliases:
+                note(node, f"patches {name}")
+            if isinstance(target, ast.Name) and target.id in {"__builtins__", "assert_", "print"}:
+                note(node, f"rebinds {target.id}")
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+            for module in modules:
+                root = module.split(".")[0]
+                if root in NETWORK_MODULES:
+                    note(node, f"network use (imports {module})")
+                elif module in ESCAPE_MODULES or root in ESCAPE_MODULES:
+                    note(node, f"imports {module}")
+                elif root == "builtins":
+                    note(node, "imports builtins")
+        if isinstance(node, ast.Call):
+            name = dotted_name(node.func)
+            if name in {"setattr", "delattr"} and node.args and dotted_name(node.args[0]).split(".")[0] in aliases:
+                note(node, f"patches {dotted_name(node.args[0])} with {name}")
+            if name in ESCAPE_CALLS:
+                note(node, f"calls {name}")
+            if name == "get_ipython" or name.endswith(".get_ipython"):
+                note(node, "uses get_ipython()")
+            if name in {"open", "io.open"} or name.endswith((".read_text", ".read_bytes", ".open")):
+                note(node, f"reads or writes a file ({name})")
+        if isinstance(node, ast.Attribute) and node.attr in IPYTHON_INTERNALS:
+            note(node, f"touches IPython internals ({node.attr})")
+        if isinstance(node, ast.Attribute) and node.attr in {
+            "__file__",
+            "__globals__",
+            "__code__",
+            "f_back",
+            "f_globals",
+        }:
+            note(node, f"inspects {node.attr}")
+        if isinstance(node, ast.ClassDef) and any(dotted_name(b).endswith("NodeTransformer") for b in node.bases):
+            note(node, "defines an AST transformer")
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            lowered = node.value.lower()
+            if any(word in lowered for word in GRADER_WORDS):
+                note(node, f"mentions grader files ({node.value[:60]!r})")
+            if "assert" in lowered:
+                note(node, f"handles the text 'assert' ({node.value[:60]!r})")
+    return findings
+
+
+def scan(student: NotebookNode, source: NotebookNode) -> list[str]:
+    """Findings for every code cell of ``student`` that is not an unchanged cell of ``source``."""
+    original = {cell.source for cell in source.cells if cell.cell_type == "code"}
+    findings = []
+    for index, cell in enumerate(student.cells):
+        if cell.cell_type != "code" or cell.source in original:
+            continue
+        where = grade_id(cell) or f"cell {index}"
+        findings.extend(f"{where}, {finding}" for finding in scan_source(cell.source))
+    return findings
+
+
+def is_constant_assignment(node: ast.AST) -> bool:
+    """``NEG_INF = -1e9``: a plain name bound to an expression that calls nothing."""
+    if not isinstance(node, ast.Assign | ast.AnnAssign) or getattr(node, "value", None) is None:
+        return False
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return all(isinstance(t, ast.Name) for t in targets) and not any(
+        isinstance(n, ast.Call | ast.Lambda | ast.NamedExpr) for n in ast.walk(node.value)
+    )
+
+
+def extract_definitions(source: str) -> str:
+    """The imports, functions, classes and constant assignments of an answer cell, nothing else."""
+    try:
+        tree = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
+    except SyntaxError:
+        return ""
+    kept = [node for node in tree.body if isinstance(node, DEFINITION_NODES) or is_constant_assignment(node)]
+    return ast.unparse(ast.Module(body=kept, type_ignores=[]))
+
+
+def clean_plan(student: NotebookNode, source: NotebookNode) -> list[dict]:
+    """The source notebook's code cells in order, answer cells swapped for the student's definitions."""
+    answers: dict[str, str] = {}
+    for cell in student.cells:
+        if cell.cell_type == "code" and grade_id(cell) and is_answer_cell(cell):
+            answers.setdefault(grade_id(cell), cell.source)
+    plan = []
+    for cell in source.cells:
+        if cell.cell_type != "code":
+            continue
+        if is_answer_cell(cell):
+            plan.append({"kind": "answer", "grade_id": grade_id(cell),
+                         "source": extract_definitions(answers.get(grade_id(cell), ""))})  # fmt: skip
+        elif is_graded_test_cell(cell):
+            plan.append({"kind": "test", "grade_id": grade_id(cell), "source": cell.source})
+        else:
+            plan.append({"kind": "setup", "grade_id": grade_id(cell) or "", "source": cell.source})
+    return plan
+
+
+def clean_rerun(
+    student: NotebookNode, source: NotebookNode, limits: Limits, workdir: Path, sandbox: bool = False
+) -> dict[str, dict]:
+    """Run the clean plan under ``limits``; ``{grade_id: {"passed": bool, "message": str}}``.
+
+    With ``sandbox`` the run sees only ``workdir`` and has no network. A test that has no
+    result (the run died or timed out before it) counts as failed.
+    """
+    plan = clean_plan(student, source)
+    workdir = workdir.resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    plan_path, results_path = workdir / "plan.json", workdir / "clean_results.json"
+    plan_path.write_text(json.dumps(plan))
+    command = [sys.executable, "-m", "autograder.cleanrun", str(plan_path), str(results_path)]
+    command.append(str(limits.cell_timeout))
+    if sandbox:
+        command = sandbox_command(command, [workdir], [Path(autograder.__file__).parent], network=False)
+    outcome = run_limited(command, limits, workdir / "clean")
+    try:
+        results = json.loads(results_path.read_text())
+    except (OSError, ValueError):
+        results = {}
+    why = "timed out" if outcome.timed_out else f"ended early (exit {outcome.returncode})"
+    for cell in plan:
+        if cell["kind"] == "test" and cell["grade_id"] not in results:
+            results[cell["grade_id"]] = {"passed": False, "message": f"the clean re-run {why}"}
+    return results
