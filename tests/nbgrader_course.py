@@ -9,7 +9,7 @@ import nbformat
 from nbformat import NotebookNode
 from nbgrader.api import Gradebook
 from nbgrader.apps import NbGraderAPI
-from notebook_tools import answer_cells, grade_id, read
+from notebook_tools import grade_id, nbgrader_meta, read
 
 from autograder import course
 
@@ -46,7 +46,9 @@ def submission_with_answers(release: NotebookNode, answers: dict[str, str]) -> N
 
 
 def reference_answers(assignment: str) -> dict[str, str]:
-    return {name: cell.source for name, cell in answer_cells(read(course.source_notebook(assignment))).items()}
+    """Every cell a student writes (code answers and written answers), as the solutions hold it."""
+    source = read(course.source_notebook(assignment))
+    return {grade_id(cell): cell.source for cell in source.cells if nbgrader_meta(cell).get("solution")}
 
 
 def make_course(assignment: str, root: Path) -> NbGraderAPI:

@@ -1,6 +1,7 @@
 """Real `nbgrader autograde` runs in a temporary course (one per assignment, shared by these tests)."""
 
 from conftest import combined_variants, inprocess_notebook
+from nbgrader.validator import Validator
 
 from autograder.course import CELL_TIMEOUT_SECONDS
 
@@ -32,3 +33,12 @@ def test_real_grader_agrees_with_the_fast_harness(graded, assignment):
     expected_failures = {name for name, outcome in predicted.items() if not outcome.passed}
     assert expected_failures, "the combined mutants must lose points"
     assert graded.failed_cells("mutants") == expected_failures
+
+
+def test_validate_accepts_the_reference_and_flags_the_untouched_release(graded, assignment):
+    # What the student's Validate button runs (nbgrader's Validator; `nbgrader validate` exits 0 either way).
+    submitted = graded.root / "grading" / "submitted"
+    validator = Validator()
+    assert validator.validate(str(submitted / "reference" / assignment / f"{assignment}.ipynb")) == {}
+    untouched = validator.validate(str(submitted / "untouched" / assignment / f"{assignment}.ipynb"))
+    assert untouched.get("failed"), untouched
