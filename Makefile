@@ -15,8 +15,8 @@ export PATH := $(BIN):$(PATH)
 
 $(STAMP): requirements.txt requirements-lock.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --disable-pip-version-check -r requirements.txt -c requirements-lock.txt
-	$(BIN)/python -m pip install --disable-pip-version-check --no-deps -e .
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -c requirements-lock.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $(STAMP)
 
 install: $(STAMP)  ## create .venv and install everything (once; again when a requirements file changes)
