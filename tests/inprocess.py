@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 import matplotlib
 import matplotlib.pyplot as plt
 from nbformat import NotebookNode
-from notebook_tools import grade_id, is_answer_cell, is_graded_test_cell
+
+from autograder.notebooks import grade_id, is_answer_cell, is_graded_test_cell
 
 matplotlib.use("Agg")
 

@@ -9,9 +9,10 @@ import nbformat
 from nbformat import NotebookNode
 from nbgrader.api import Gradebook
 from nbgrader.apps import NbGraderAPI
-from notebook_tools import grade_id, nbgrader_meta, read
+from notebook_tools import read
 
 from autograder import course
+from autograder.notebooks import grade_id, nbgrader_meta
 
 
 @dataclass

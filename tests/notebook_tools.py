@@ -8,6 +8,8 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
+from autograder.notebooks import grade_id, is_answer_cell, is_graded_test_cell
+
 SOLUTION_REGION = re.compile(r"^[ \t]*### BEGIN SOLUTION\n(.*?)^[ \t]*### END SOLUTION[ \t]*\n?", re.M | re.S)
 HIDDEN_REGION = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS\n(.*?)^[ \t]*### END HIDDEN TESTS[ \t]*\n?", re.M | re.S)
 HINT = re.compile(r"<details><summary>Hint (\d+)</summary>(.*?)</details>", re.S)
@@ -16,25 +18,6 @@ TODO_HEADING = re.compile(r"^#+ TODO (\d+)\b", re.M)
 
 def read(path: Path) -> NotebookNode:
     return nbformat.read(path, as_version=4)
-
-
-def nbgrader_meta(cell: NotebookNode) -> dict:
-    return cell.get("metadata", {}).get("nbgrader", {})
-
-
-def grade_id(cell: NotebookNode) -> str | None:
-    return nbgrader_meta(cell).get("grade_id")
-
-
-def is_answer_cell(cell: NotebookNode) -> bool:
-    """An autograded answer: a code cell the student writes (solution, not graded itself)."""
-    meta = nbgrader_meta(cell)
-    return cell.cell_type == "code" and meta.get("solution", False) and not meta.get("grade", False)
-
-
-def is_graded_test_cell(cell: NotebookNode) -> bool:
-    meta = nbgrader_meta(cell)
-    return cell.cell_type == "code" and meta.get("grade", False) and not meta.get("solution", False)
 
 
 def answer_cells(nb: NotebookNode) -> dict[str, NotebookNode]:

@@ -8,13 +8,13 @@ from notebook_tools import (
     answer_cells,
     code_lines,
     ends_in_statement,
-    grade_id,
     graded_test_cells,
-    nbgrader_meta,
     solution_code,
     todos,
     without_hidden_tests,
 )
+
+from autograder.notebooks import grade_id, nbgrader_meta
 
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 
