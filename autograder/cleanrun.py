@@ -9,6 +9,7 @@ still reports the tests before it.
 """
 
 import json
+import os
 import signal
 import sys
 import traceback
@@ -31,6 +32,7 @@ def without_magics(source: str) -> str:
 def main() -> None:
     plan_path, results_path, cell_timeout = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
     plan = json.loads(plan_path.read_text())
+    os.environ["NBGRADER_EXECUTION"] = "autograde"  # the notebooks' fast mode, as under nbgrader
     signal.signal(signal.SIGALRM, on_alarm)
     namespace: dict = {"__name__": "__main__"}
     results: dict[str, dict] = {}

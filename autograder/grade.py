@@ -8,10 +8,12 @@ the graded tests cleanly (:mod:`autograder.tamper`) and returns a picklable
 executor; only the calling process writes to the real gradebook, one result at a time.
 """
 
+import re
 import shutil
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Iterable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -36,7 +38,9 @@ from autograder.results import (
 from autograder.sandbox import bwrap_available
 from autograder.sanitize import sanitize_notebook
 
+STOPPED = {"KeyboardInterrupt", "CellTimeoutError", "TimeoutError", "MemoryError", "DeadKernelError"}
 MAX_OUTPUT_CHARS = 20_000  # per output, in the autograded copy kept for formgrader and feedback
+ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception|Interrupt)\b.*:")
 
 
 @dataclass(frozen=True)
@@ -57,11 +61,24 @@ def readable_data(root: Path) -> list[Path]:
     return [path for path in [root / "data"] if path.is_dir()]
 
 
-def read_submission(path: Path) -> NotebookNode:
-    """The notebook at ``path``; raises on anything nbgrader could not grade (bad JSON, bad schema)."""
+def read_submission(path: Path) -> tuple[NotebookNode, list[str]]:
+    """The notebook at ``path`` and the format repairs made; raises if nbgrader could not grade it.
+
+    Cell ids in a notebook that declares format 4.4 (a cell pasted from a newer notebook) make
+    it invalid though harmless: the format version is raised to 4.5 instead of refusing it.
+    """
     notebook = nbformat.read(path, as_version=4)
+    try:
+        nbformat.validate(notebook)
+        return notebook, []
+    except nbformat.ValidationError:
+        if notebook.nbformat_minor >= 5:
+            raise
+    notebook.nbformat_minor = 5
+    for cell in notebook.cells:
+        cell.setdefault("id", uuid.uuid4().hex[:8])
     nbformat.validate(notebook)
-    return notebook
+    return notebook, ["cell ids without format 4.5: format raised to 4.5"]
 
 
 def failure_messages(path: Path) -> dict[str, str]:
@@ -78,6 +95,18 @@ def failure_messages(path: Path) -> dict[str, str]:
             elif output.output_type == "stream" and output.name == "stderr" and grade_id(cell) not in messages:
                 messages[grade_id(cell)] = f"wrote to stderr: {output.text[:500]}"
     return messages
+
+
+def interrupted_cells(path: Path) -> list[str]:
+    """Notes on the ungraded cells of an autograded notebook that were stopped or ran out of memory."""
+    if not path.exists():
+        return []
+    notes = []
+    for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+        for output in cell.get("outputs", []):
+            if output.output_type == "error" and output.ename in STOPPED and not is_graded_test_cell(cell):
+                notes.append(f"{path.stem} cell {index}: {output.ename} (cell time or memory limit)")
+    return notes
 
 
 def cap_outputs(notebook: NotebookNode, limit: int = MAX_OUTPUT_CHARS) -> NotebookNode:
@@ -106,7 +135,8 @@ def grade_submission(job: GradeJob) -> SubmissionResult:
             problems.append(f"{name}.ipynb not submitted")
             continue
         try:
-            notebooks[name] = read_submission(path)
+            notebooks[name], repairs = read_submission(path)
+            result.repairs += [f"{name}: {repair}" for repair in repairs]
         except Exception as error:  # noqa: BLE001 (any parse or schema error makes it unreadable)
             problems.append(f"{name}.ipynb unreadable: {type(error).__name__}: {str(error)[:300]}")
     result.tests = [TestResult(c.notebook, c.grade_id, c.max_score) for c in cells if c.autograded]
@@ -123,7 +153,7 @@ def grade_submission(job: GradeJob) -> SubmissionResult:
         release = nbformat.read(releases / f"{name}.ipynb", as_version=4)
         notebooks[name], repairs = sanitize_notebook(notebook, release)
         result.repairs += [f"{name}: {repair}" for repair in repairs]
-        result.flags += [f"{name}: {finding}" for finding in tamper.scan(notebook, sources[name])]
+        result.flags += [f"{name}: {finding}" for finding in tamper.scan(notebooks[name], sources[name])]
 
     with tempfile.TemporaryDirectory(prefix=f"grade-{job.student}-") as scratch:
         course = Path(scratch) / "course"
@@ -143,6 +173,7 @@ def grade_submission(job: GradeJob) -> SubmissionResult:
             scores = None
         autograded = course / "grading" / "autograded" / job.student / job.assignment
         messages = {name: failure_messages(autograded / f"{name}.ipynb") for name in notebooks}
+        problems += [note for name in notebooks for note in interrupted_cells(autograded / f"{name}.ipynb")]
         keep_autograded(autograded, job)
         clean: dict[str, dict[str, dict]] = {}
         if job.clean_rerun and scores is not None:
@@ -177,11 +208,11 @@ def grade_submission(job: GradeJob) -> SubmissionResult:
 
 
 def last_error(log: str) -> str:
-    """The most telling line of an autograde log (the last error or traceback line)."""
+    """The most telling line of an autograde log: the last exception that is not nbgrader's summary."""
     lines = [line.strip() for line in log.splitlines() if line.strip()]
-    for line in reversed(lines):
-        if any(word in line for word in ("Error", "error", "died", "Killed", "Traceback", "Exception")):
-            return line[:300]
+    errors = [line for line in lines if ERROR_LINE.match(line) and "NbGraderException" not in line]
+    if errors:
+        return errors[-1][:300]
     return lines[-1][:300] if lines else "no output (killed)"
 
 

@@ -35,7 +35,11 @@ def sandbox_command(
     command: list[str], writable: list[Path], readable: list[Path] = (), network: bool = True
 ) -> list[str]:
     """``command`` wrapped in bwrap; ``writable`` folders are bound read-write, the first is the cwd."""
-    argv = ["bwrap", "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    # jupyter_client interrupts a kernel with SIGINT to its process group, bwrap included, and
+    # bwrap would die of it. Started with SIGINT ignored, bwrap survives; the kernel installs
+    # its own SIGINT handler while it runs a cell, so the interrupt still stops the cell.
+    argv = ["env", "--ignore-signal=INT", "bwrap", "--die-with-parent"]
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     if not network:
         argv.append("--unshare-net")
     for folder in ("/usr", "/etc"):

@@ -10,7 +10,9 @@ from the gradebook as for every other test cell. Repairs, in this order:
    ordinary cells, so nbgrader no longer refuses the notebook;
 3. a graded cell whose type was changed (code to markdown or raw, ...) gets its type back;
 4. a grade id the release does not know is dropped;
-5. a graded cell that was deleted is inserted again after its predecessor.
+5. a locked cell (a test) whose text was edited gets its release text back (autograde would
+   restore it silently; here the edit is at least reported);
+6. a graded cell that was deleted is inserted again after its predecessor.
 """
 
 import copy
@@ -65,6 +67,10 @@ def sanitize_notebook(student: NotebookNode, release: NotebookNode) -> tuple[Not
             repairs.append(f"unknown grade id {name!r} at cell {index} dropped")
         else:
             seen.add(name)
+            reference = by_grade[name]
+            if nbgrader_meta(reference).get("locked") and cell.source != reference.source:
+                cell.source = reference.source
+                repairs.append(f"edited test cell {name!r} restored")
             if cell.cell_type != by_grade[name].cell_type:
                 notebook.cells[index] = with_type(cell, by_grade[name].cell_type)
                 repairs.append(

@@ -10,6 +10,7 @@ imports, functions, classes and constant assignments of the student's answer
 """
 
 import ast
+import builtins
 import json
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 from nbformat import NotebookNode
 
 import autograder
+from autograder.cleanrun import without_magics
 from autograder.isolation import Limits, run_limited
 from autograder.notebooks import grade_id, is_answer_cell, is_graded_test_cell
 from autograder.sandbox import sandbox_command
@@ -37,6 +39,7 @@ ESCAPE_CALLS = {"os._exit", "sys.exit", "os.kill", "os.killpg", "os.fork", "os.s
                 "gc.get_referrers"}  # fmt: skip
 ESCAPE_MODULES = {"subprocess", "ctypes", "multiprocessing", "sqlite3", "shutil", "unittest.mock", "mock",
                   "inspect", "gc", "threading", "signal", "pty"}  # fmt: skip
+BUILTIN_NAMES = set(dir(builtins))
 DEFINITION_NODES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -50,10 +53,13 @@ def dotted_name(node: ast.AST) -> str:
     return ""
 
 
-def scan_source(source: str) -> list[str]:
-    """Human-readable findings for one cell's code ("line 3: patches torch.allclose")."""
+def scan_source(source: str, protected: dict[str, str] | None = None) -> list[str]:
+    """Human-readable findings for one cell's code ("line 3: patches torch.allclose").
+
+    ``protected`` names (see :func:`notebook_bindings`) may not be rebound at top level.
+    """
     try:
-        tree = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
+        tree = ast.parse(without_magics(source))
     except SyntaxError as error:
         return [f"line {error.lineno}: does not parse ({error.msg})"]
     aliases = dict.fromkeys(PATCHABLE_MODULES, "")
@@ -66,6 +72,12 @@ def scan_source(source: str) -> list[str]:
     def note(node: ast.AST, text: str) -> None:
         findings.append(f"line {getattr(node, 'lineno', '?')}: {text}")
 
+    for node in tree.body:
+        if not isinstance(node, DEFINITION_NODES + (ast.Assign, ast.AnnAssign)):
+            continue
+        for name in sorted(bound_names(node) & set(protected or {})):
+            if (protected or {})[name] != ast.unparse(node):
+                note(node, f"rebinds {name}, which the notebook defines")
     for node in ast.walk(tree):
         targets: list[ast.AST] = []
         if isinstance(node, ast.Assign):
@@ -122,14 +134,20 @@ def scan_source(source: str) -> list[str]:
 
 
 def scan(student: NotebookNode, source: NotebookNode) -> list[str]:
-    """Findings for every code cell of ``student`` that is not an unchanged cell of ``source``."""
+    """Findings for the code cells of ``student`` that are not the notebook's own.
+
+    Skipped: cells identical to a cell of ``source``, and the test cells (by grade id), whose
+    text nbgrader and the clean re-run replace with the source's anyway.
+    """
     original = {cell.source for cell in source.cells if cell.cell_type == "code"}
+    tests = {grade_id(cell) for cell in source.cells if is_graded_test_cell(cell)}
+    protected = notebook_bindings(source)
     findings = []
     for index, cell in enumerate(student.cells):
-        if cell.cell_type != "code" or cell.source in original:
+        if cell.cell_type != "code" or cell.source in original or (grade_id(cell) and grade_id(cell) in tests):
             continue
         where = grade_id(cell) or f"cell {index}"
-        findings.extend(f"{where}, {finding}" for finding in scan_source(cell.source))
+        findings.extend(f"{where}, {finding}" for finding in scan_source(cell.source, protected))
     return findings
 
 
@@ -143,13 +161,55 @@ def is_constant_assignment(node: ast.AST) -> bool:
     )
 
 
-def extract_definitions(source: str) -> str:
-    """The imports, functions, classes and constant assignments of an answer cell, nothing else."""
+def bound_names(node: ast.AST) -> set[str]:
+    """The top-level names a definition, import or assignment binds."""
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return {alias.asname or alias.name.split(".")[0] for alias in node.names}
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {node.name}
+    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+    return {target.id for target in targets if isinstance(target, ast.Name)}
+
+
+def notebook_bindings(source: NotebookNode) -> dict[str, str]:
+    """``{name: the statement that binds it}`` for the source notebook's own (non-answer) code."""
+    bindings: dict[str, str] = {}
+    for cell in source.cells:
+        if cell.cell_type != "code" or is_answer_cell(cell):
+            continue
+        try:
+            tree = ast.parse(without_magics(cell.source))
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            for name in bound_names(node):
+                bindings[name] = ast.unparse(node) if isinstance(node, ast.Import | ast.ImportFrom) else ""
+    return bindings
+
+
+def extract_definitions(source: str, protected: dict[str, str] | None = None) -> str:
+    """The imports, functions, classes and constant assignments of an answer cell, nothing else.
+
+    A statement that binds a ``protected`` name (what the notebook itself defines: ``torch``,
+    ``check_close``, ...) is dropped, unless it is the very import the notebook makes; builtins
+    cannot be shadowed either. So a student's ``def check_close(*a): pass`` has no effect.
+    """
     try:
-        tree = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
+        tree = ast.parse(without_magics(source))
     except SyntaxError:
         return ""
-    kept = [node for node in tree.body if isinstance(node, DEFINITION_NODES) or is_constant_assignment(node)]
+    protected = protected or {}
+    kept = []
+    for node in tree.body:
+        if not (isinstance(node, DEFINITION_NODES) or is_constant_assignment(node)):
+            continue
+        names = bound_names(node)
+        same_import = isinstance(node, ast.Import | ast.ImportFrom) and all(
+            protected.get(name) == ast.unparse(node) for name in names
+        )
+        if names & (set(protected) | BUILTIN_NAMES) and not same_import:
+            continue
+        kept.append(node)
     return ast.unparse(ast.Module(body=kept, type_ignores=[]))
 
 
@@ -159,13 +219,14 @@ def clean_plan(student: NotebookNode, source: NotebookNode) -> list[dict]:
     for cell in student.cells:
         if cell.cell_type == "code" and grade_id(cell) and is_answer_cell(cell):
             answers.setdefault(grade_id(cell), cell.source)
+    protected = notebook_bindings(source)
     plan = []
     for cell in source.cells:
         if cell.cell_type != "code":
             continue
         if is_answer_cell(cell):
-            plan.append({"kind": "answer", "grade_id": grade_id(cell),
-                         "source": extract_definitions(answers.get(grade_id(cell), ""))})  # fmt: skip
+            code = extract_definitions(answers.get(grade_id(cell), ""), protected)
+            plan.append({"kind": "answer", "grade_id": grade_id(cell), "source": code})
         elif is_graded_test_cell(cell):
             plan.append({"kind": "test", "grade_id": grade_id(cell), "source": cell.source})
         else:

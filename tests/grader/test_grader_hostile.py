@@ -1,0 +1,106 @@
+"""The hostile class: each bad submission is reported, earns nothing it did not deserve, harms no one."""
+
+import pytest
+from conftest import ASSIGNMENT, GradedClass
+from nbgrader.api import Gradebook
+
+from autograder.export import export_frame
+from autograder.gradebook import sqlite_url
+from autograder.results import Status
+from autograder.sandbox import bwrap_available
+
+FULL = 16.0  # the autograded points of 01_attention
+SDPA_TESTS = ["sdpa_shapes", "sdpa_softmax_axis", "sdpa_values", "sdpa_mask", "sdpa_robust_masking", "sdpa_dropout",
+              "sdpa_dtype_device"]  # fmt: skip
+MASK_POINTS = 5.0  # the causal_mask and padding_mask tests that do not call scaled_dot_product_attention
+
+pytestmark = pytest.mark.slow
+
+# student -> (status, highest score allowed, lowest score required, text the export's reason/flags/repairs must hold)
+EXPECTED = {
+    "good": (Status.GRADED, FULL, FULL, ""),
+    "blank": (Status.GRADED, 0.0, 0.0, ""),
+    "nothing_submitted": (Status.MISSING, 0.0, 0.0, "not submitted"),
+    "invalid_json": (Status.UNREADABLE, 0.0, 0.0, "unreadable"),
+    "deleted_test": (Status.GRADED, FULL - 2, 0.0, "deleted cell 'sdpa_values' restored"),
+    "edited_test": (Status.GRADED, FULL - 2, 0.0, "edited test cell 'sdpa_values' restored"),
+    "duplicate_ids": (Status.GRADED, FULL, FULL, "duplicate grade id 'causal_mask'"),
+    "loop_top_level": (Status.GRADED, FULL, FULL, "(cell time or memory limit)"),
+    "memory_hog": (Status.GRADED, MASK_POINTS, MASK_POINTS, ""),
+    "allclose_patched": (Status.FLAGGED, MASK_POINTS, MASK_POINTS, "patches torch.allclose"),
+    "assert_stripper": (Status.FLAGGED, FULL - 2, 0.0, "input_transformers_cleanup"),
+    "reads_hidden": (Status.FLAGGED, MASK_POINTS, MASK_POINTS, "mentions grader files"),
+    "writes_outside": (Status.FLAGGED, FULL, FULL, "reads or writes a file"),
+    "os_exit": (Status.CRASHED, 0.0, 0.0, "DeadKernelError"),
+    "huge_output": (Status.GRADED, FULL, FULL, ""),
+}
+NEEDS_SANDBOX = {"reads_hidden", "writes_outside"}
+
+
+@pytest.mark.parametrize("student", sorted(EXPECTED))
+def test_each_submission_is_reported_and_scored_fairly(graded_class: GradedClass, student: str) -> None:
+    if student in NEEDS_SANDBOX and not bwrap_available():
+        pytest.skip("needs bubblewrap (apt-get install bubblewrap) to hide the course from student code")
+    status, most, least, text = EXPECTED[student]
+    result = graded_class.results[student]
+    row = export_frame(graded_class.root).set_index("student").loc[student]
+    assert row["status"] == str(status), f"{student}: {row['status']} ({row['reason']}; {row['flags']})"
+    assert least <= row["autograded_score"] <= most, f"{student}: {row['autograded_score']} points; {result.tests}"
+    assert text in f"{row['reason']} {row['flags']} {row['repairs']}", f"{student}: {row.to_dict()}"
+    if status != Status.GRADED:
+        assert row["reason"], f"{student} has status {status} and no reason"
+
+
+def test_infinite_loop_in_a_graded_function_is_stopped_without_points(graded_class: GradedClass) -> None:
+    result = graded_class.results["loop_in_function"]
+    # Either the per-submission limit stopped it, or every looping test was interrupted.
+    assert result.status in {Status.TIMED_OUT, Status.GRADED}, result
+    assert result.score <= MASK_POINTS
+    assert all(t.score == 0 for t in result.tests if t.grade_id in SDPA_TESTS)
+    assert result.status == Status.GRADED or "limit" in result.reason
+
+
+def test_patched_checks_pass_in_the_kernel_but_not_in_the_clean_rerun(graded_class: GradedClass) -> None:
+    result = graded_class.results["allclose_patched"]
+    kernel = sum(t.kernel_score for t in result.tests if t.grade_id in SDPA_TESTS)
+    assert kernel > 0, "the patch should fool the kernel run, or this test proves nothing"
+    assert all(t.score == 0 and t.clean_passed is False for t in result.tests if t.grade_id in SDPA_TESTS)
+    assert any("failed in the clean re-run" in flag for flag in result.flags)
+
+
+def test_assert_stripping_transformer_gains_nothing(graded_class: GradedClass) -> None:
+    result = graded_class.results["assert_stripper"]
+    causal = [t for t in result.tests if t.grade_id.startswith("causal_mask")]
+    assert sum(t.score for t in causal if t.grade_id != "causal_mask_device") == 0, causal
+
+
+def test_other_students_grades_survive_in_the_real_gradebook(graded_class: GradedClass) -> None:
+    if not bwrap_available():
+        pytest.skip("without bubblewrap a kernel can overwrite the real gradebook")
+    with Gradebook(sqlite_url(graded_class.root / "grading" / "gradebook.db")) as gb:
+        good = gb.find_submission(ASSIGNMENT, "good")
+        assert good.code_score == FULL
+        assert len(gb.find_assignment(ASSIGNMENT).notebooks) == 1
+        graded = {s.student.id for s in gb.assignment_submissions(ASSIGNMENT)}
+    assert {"good", "blank", "os_exit", "invalid_json"} <= graded
+
+
+def test_nobody_wrote_into_other_folders(graded_class: GradedClass) -> None:
+    if not bwrap_available():
+        pytest.skip("without bubblewrap a kernel can write anywhere the grader can")
+    submitted = graded_class.root / "grading" / "submitted" / "good" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    assert submitted.read_bytes() == graded_class.good_submission_bytes
+    solution = graded_class.root / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    assert solution.read_bytes() == graded_class.solution_bytes
+
+
+def test_huge_output_is_capped_in_the_kept_copy(graded_class: GradedClass) -> None:
+    kept = graded_class.root / "grading" / "autograded" / "huge_output" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    assert kept.exists()
+    assert kept.stat().st_size < 2_000_000, kept.stat().st_size
+
+
+def test_every_submission_has_a_row(graded_class: GradedClass) -> None:
+    frame = export_frame(graded_class.root)
+    assert set(frame["student"]) == set(EXPECTED) | {"loop_in_function"}
+    assert frame["status"].notna().all()
