@@ -32,6 +32,8 @@ def with_type(cell: NotebookNode, cell_type: str) -> NotebookNode:
     new = NEW_CELL[cell_type](source=cell.source, metadata=copy.deepcopy(cell.metadata))
     if "id" in cell:
         new["id"] = cell["id"]
+    else:  # a format 4.4 notebook has no cell ids
+        del new["id"]
     return new
 
 

@@ -1,11 +1,19 @@
 """The hostile class: each bad submission is reported, earns nothing it did not deserve, harms no one."""
 
+from pathlib import Path
+
+import nbformat
+import pandas as pd
 import pytest
-from conftest import ASSIGNMENT, GradedClass
+from conftest import ASSIGNMENT, LIMITS, GradedClass
 from nbgrader.api import Gradebook
 
+from autograder.cli import main
 from autograder.export import export_frame
+from autograder.feedback import write_feedback
+from autograder.grade import grade
 from autograder.gradebook import sqlite_url
+from autograder.report import write_report
 from autograder.results import Status
 from autograder.sandbox import bwrap_available
 
@@ -104,3 +112,34 @@ def test_every_submission_has_a_row(graded_class: GradedClass) -> None:
     frame = export_frame(graded_class.root)
     assert set(frame["student"]) == set(EXPECTED) | {"loop_in_function"}
     assert frame["status"].notna().all()
+
+
+def test_feedback_hides_hidden_tests_and_needs_no_cdn(graded_class: GradedClass) -> None:
+    [page] = write_feedback(graded_class.root, ["allclose_patched"])
+    text = page.read_text()
+    source = (graded_class.root / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text()
+    assert "def _reference(query, key, value)" in source  # a hidden helper of sdpa_values ...
+    assert "_reference" not in text and "HIDDEN TESTS" not in text  # ... never shown to the student
+    assert "<script" not in text.lower(), "no MathJax loader (nor any script) in the offline page"
+    assert "data:image/svg+xml;base64," in text, "formulas are drawn inline"
+    assert "sdpa_values" in text and "failed" in text and "clean re-run" in text
+
+
+def test_report_and_cli_export(graded_class: GradedClass, tmp_path: Path) -> None:
+    page = write_report(graded_class.root, tmp_path / "report.html")
+    assert page.read_text().count("data:image/png;base64,") == 2
+    assert main(["--root", str(graded_class.root), "export", "--output", str(tmp_path / "grades.csv")]) == 0
+    frame = pd.read_csv(tmp_path / "grades.csv")
+    assert frame.set_index("student").loc["invalid_json", "status"] == "unreadable"
+    assert frame.set_index("student").loc["good", "01_attention total"] == FULL
+
+
+def test_grading_again_skips_unchanged_and_redoes_changed(graded_class: GradedClass) -> None:
+    assert grade(graded_class.root, jobs=2, limits=LIMITS, progress=False) == []
+    changed = graded_class.root / "grading" / "submitted" / "edited_test" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    notebook = nbformat.read(changed, as_version=4)
+    notebook.cells.append(nbformat.v4.new_markdown_cell("late edit"))
+    del notebook.cells[-1]["id"]
+    nbformat.write(notebook, changed)
+    [again] = grade(graded_class.root, jobs=2, limits=LIMITS, progress=False)
+    assert again.student == "edited_test" and again.score == graded_class.results["edited_test"].score

@@ -1,0 +1,154 @@
+"""The instructor's command line: ``python -m autograder <command>``, one command per step.
+
+    collect DOWNLOAD     LMS zip or folder -> grading/submitted/<student>/<assignment>/
+    sanitize             list (or --write) the repairs each submission needs
+    grade                autograde in isolation, in parallel, resumably
+    feedback             HTML per student without hidden tests, maths offline
+    export               grades.csv with status, reason and per-test columns
+    report               class report (HTML with figures)
+"""
+
+import argparse
+import sys
+from concurrent.futures import Executor
+from pathlib import Path
+
+import nbformat
+
+from autograder import collect, export, feedback, grade, report, sanitize
+from autograder.course import GRADING_DIRECTORY, REPO_ROOT, assignment_ids, release_notebook
+from autograder.isolation import Limits
+from autograder.results import Status
+from autograder.sandbox import bwrap_available
+
+
+def dask_executor(address: str) -> Executor:
+    """A concurrent.futures executor on a dask.distributed cluster (``pip install distributed``)."""
+    try:
+        from dask.distributed import Client  # noqa: PLC0415 (optional dependency)
+    except ImportError as error:
+        raise SystemExit("--scheduler needs dask.distributed: pip install distributed") from error
+    return Client(address).get_executor()
+
+
+def run_collect(args: argparse.Namespace) -> int:
+    found = collect.collect(args.download, args.root, args.pattern, args.grading_directory)
+    for student, assignment, name in found.collected:
+        print(f"collected  {student:20s} {assignment:24s} <- {name}")
+    for name in found.replaced:
+        print(f"replaced   {name} (a later file of the same student and notebook was kept)")
+    for name in found.unreadable:
+        print(f"unreadable {name} (collected; grade will report it)")
+    for name in found.unmatched:
+        print(f"unmatched  {name}")
+    print(f"{len(found.collected)} collected, {len(found.unmatched)} unmatched, {len(found.unreadable)} unreadable")
+    return 0
+
+
+def run_sanitize(args: argparse.Namespace) -> int:
+    submitted = args.root / args.grading_directory / "submitted"
+    for assignment in args.assignment or assignment_ids(args.root):
+        release = nbformat.read(release_notebook(assignment, args.root), as_version=4)
+        for path in sorted(submitted.glob(f"*/{assignment}/{assignment}.ipynb")):
+            student = path.parent.parent.name
+            if args.student and student not in args.student:
+                continue
+            try:
+                repairs = sanitize.sanitize_file(path, release, write=args.write)
+            except Exception as error:  # noqa: BLE001 (report it and go on with the others)
+                print(f"{student:20s} {assignment}: unreadable ({type(error).__name__})")
+                continue
+            for repair in repairs:
+                print(f"{student:20s} {assignment}: {repair}")
+    return 0
+
+
+def run_grade(args: argparse.Namespace) -> int:
+    limits = Limits(args.timeout, int(args.memory * 2**30), cell_timeout=args.cell_timeout)
+    sandbox = None if args.sandbox == "auto" else args.sandbox == "on"
+    if sandbox is None and not bwrap_available():
+        print("note: bubblewrap (bwrap) is not installed; student code runs without a filesystem sandbox")
+    executor = dask_executor(args.scheduler) if args.scheduler else None
+    results = grade.grade(
+        args.root, args.assignment, args.student, args.jobs, args.force, limits, executor,
+        args.grading_directory, clean_rerun=not args.no_clean_rerun, sandbox=sandbox,
+    )  # fmt: skip
+    for result in sorted(results, key=lambda r: (r.assignment, r.student)):
+        most = sum(t.max_score for t in result.tests)
+        print(f"{result.assignment:16s} {result.student:20s} {result.status!s:11s} {result.score:5g}/{most:<4g} "
+              f"{result.seconds:6.1f}s {result.reason[:100]}")  # fmt: skip
+    print(f"{len(results)} graded in this run; "
+          f"{sum(r.status != Status.GRADED for r in results)} need a look (see export / report)")  # fmt: skip
+    return 0
+
+
+def run_feedback(args: argparse.Namespace) -> int:
+    for path in feedback.write_feedback(args.root, args.student, args.grading_directory):
+        print(path)
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    frame = export.export_csv(args.root, args.output, args.grading_directory)
+    print(f"{len(frame)} rows -> {args.output}")
+    return 0
+
+
+def run_report(args: argparse.Namespace) -> int:
+    print(report.write_report(args.root, args.output, args.grading_directory))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    main = argparse.ArgumentParser(prog="python -m autograder", description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    main.add_argument("--root", type=Path, default=REPO_ROOT, help="course folder (default: this repository)")
+    main.add_argument("--grading-directory", default=GRADING_DIRECTORY, help="under --root (default: grading)")
+    commands = main.add_subparsers(dest="command", required=True)
+
+    step = commands.add_parser("collect", help="LMS download -> submitted/")
+    step.add_argument("download", type=Path, help="zip file or folder")
+    step.add_argument("--pattern", help="regular expression with a (?P<student>...) group, matched on the path")
+    step.set_defaults(run=run_collect)
+
+    step = commands.add_parser("sanitize", help="list the repairs submissions need")
+    step.add_argument("--assignment", nargs="*")
+    step.add_argument("--student", nargs="*")
+    step.add_argument("--write", action="store_true", help="repair the files in place (grade repairs a copy anyway)")
+    step.set_defaults(run=run_sanitize)
+
+    step = commands.add_parser("grade", help="autograde all (or some) submissions")
+    step.add_argument("--assignment", nargs="*")
+    step.add_argument("--student", nargs="*")
+    step.add_argument("--jobs", type=int, default=2, help="parallel submissions (default 2)")
+    step.add_argument("--force", action="store_true", help="re-grade submissions already graded")
+    step.add_argument("--timeout", type=float, default=Limits.wall_seconds, help="seconds per submission")
+    step.add_argument("--cell-timeout", type=int, default=Limits.cell_timeout, help="seconds per cell")
+    step.add_argument("--memory", type=float, default=Limits.memory_bytes / 2**30, help="GiB per process")
+    step.add_argument("--sandbox", choices=["auto", "on", "off"], default="auto", help="bubblewrap (auto: if present)")
+    step.add_argument("--no-clean-rerun", action="store_true", help="skip the tamper re-run (faster, less safe)")
+    step.add_argument("--scheduler", help="dask.distributed scheduler address, instead of local processes")
+    step.set_defaults(run=run_grade)
+
+    step = commands.add_parser("feedback", help="HTML feedback per student")
+    step.add_argument("--student", nargs="*")
+    step.set_defaults(run=run_feedback)
+
+    step = commands.add_parser("export", help="grades CSV")
+    step.add_argument("--output", type=Path, default=Path("grades.csv"))
+    step.set_defaults(run=run_export)
+
+    step = commands.add_parser("report", help="class report HTML")
+    step.add_argument("--output", type=Path, default=Path("report.html"))
+    step.set_defaults(run=run_report)
+    return main
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    args.root = args.root.resolve()
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
