@@ -12,12 +12,11 @@ os.environ["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # keeps debugpy's frozen-mod
 # nbgrader runs `alembic` by name: put this interpreter's bin folder first.
 os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 
-import functools  # noqa: E402
-
+from harness import combined_variants, inprocess_notebook  # noqa: E402
 from inprocess import InProcessNotebook  # noqa: E402
 from nbgrader_course import GradedRun, grade_reference_submissions  # noqa: E402
-from notebook_tools import answer_cells, read  # noqa: E402
-from variants import VARIANTS, Variant  # noqa: E402
+from notebook_tools import read  # noqa: E402
+from variants import VARIANTS  # noqa: E402
 
 from autograder import course  # noqa: E402
 from autograder.course import assignment_ids  # noqa: E402
@@ -32,38 +31,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize(("assignment", "variant"), cases, ids=[f"{a}:{v.id}" for a, v in cases])
     elif "assignment" in metafunc.fixturenames:
         metafunc.parametrize("assignment", ASSIGNMENTS, scope="session")
-
-
-@functools.cache
-def inprocess_notebook(assignment: str) -> InProcessNotebook:
-    return InProcessNotebook(read(course.source_notebook(assignment)))
-
-
-def variant_answer(assignment: str, variant: Variant) -> dict[str, str]:
-    """The answer cell a variant replaces, with the variant's source."""
-    reference = answer_cells(inprocess_notebook(assignment).notebook)[variant.cell].source
-    return {variant.cell: variant.apply(reference)}
-
-
-def combined_variants(assignment: str) -> dict[str, dict[str, str]]:
-    """Two submissions touching every answer cell at once.
-
-    ``mutants``: per answer cell, the mutant that fails the fewest test cells (the hardest
-    one to catch); ``alternatives``: per answer cell, its first alternative.
-    """
-    harness = inprocess_notebook(assignment)
-    mutants: dict[str, tuple[int, str]] = {}
-    alternatives: dict[str, str] = {}
-    for variant in VARIANTS.get(assignment, []):
-        answer = variant_answer(assignment, variant)
-        if variant.kind == "alternative":
-            alternatives.setdefault(variant.cell, answer[variant.cell])
-            continue
-        failures = sum(not o.passed for o in harness.grade(answer).values())
-        best = mutants.get(variant.cell)
-        if best is None or failures < best[0]:
-            mutants[variant.cell] = (failures, answer[variant.cell])
-    return {"mutants": {c: src for c, (_, src) in mutants.items()}, "alternatives": alternatives}
 
 
 @pytest.fixture(scope="session")

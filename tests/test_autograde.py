@@ -1,6 +1,6 @@
 """Real `nbgrader autograde` runs in a temporary course (one per assignment, shared by these tests)."""
 
-from conftest import combined_variants, inprocess_notebook
+from harness import combined_variants, inprocess_notebook
 from nbgrader.validator import Validator
 
 from autograder.course import CELL_TIMEOUT_SECONDS

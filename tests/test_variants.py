@@ -4,7 +4,7 @@ Graded with the in-process runner (tests/inprocess.py); test_autograde.py checks
 real nbgrader run agrees with it.
 """
 
-from conftest import variant_answer
+from harness import variant_answer
 from variants import VARIANTS
 
 from autograder.course import assignment_ids

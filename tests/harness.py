@@ -1,0 +1,41 @@
+"""The in-process runner per assignment, and the answers that variants give it."""
+
+import functools
+
+from inprocess import InProcessNotebook
+from notebook_tools import answer_cells, read
+from variants import VARIANTS, Variant
+
+from autograder import course
+
+
+@functools.cache
+def inprocess_notebook(assignment: str) -> InProcessNotebook:
+    return InProcessNotebook(read(course.source_notebook(assignment)))
+
+
+def variant_answer(assignment: str, variant: Variant) -> dict[str, str]:
+    """The answer cell a variant replaces, with the variant's source."""
+    reference = answer_cells(inprocess_notebook(assignment).notebook)[variant.cell].source
+    return {variant.cell: variant.apply(reference)}
+
+
+def combined_variants(assignment: str) -> dict[str, dict[str, str]]:
+    """Two submissions touching every answer cell at once.
+
+    ``mutants``: per answer cell, the mutant that fails the fewest test cells (the hardest
+    one to catch); ``alternatives``: per answer cell, its first alternative.
+    """
+    harness = inprocess_notebook(assignment)
+    mutants: dict[str, tuple[int, str]] = {}
+    alternatives: dict[str, str] = {}
+    for variant in VARIANTS.get(assignment, []):
+        answer = variant_answer(assignment, variant)
+        if variant.kind == "alternative":
+            alternatives.setdefault(variant.cell, answer[variant.cell])
+            continue
+        failures = sum(not o.passed for o in harness.grade(answer).values())
+        best = mutants.get(variant.cell)
+        if best is None or failures < best[0]:
+            mutants[variant.cell] = (failures, answer[variant.cell])
+    return {"mutants": {c: src for c, (_, src) in mutants.items()}, "alternatives": alternatives}
