@@ -8,6 +8,8 @@ the graded tests cleanly (:mod:`autograder.tamper`) and returns a picklable
 executor; only the calling process writes to the real gradebook, one result at a time.
 """
 
+import dataclasses
+import os
 import re
 import shutil
 import sys
@@ -176,7 +178,8 @@ def grade_submission(job: GradeJob) -> SubmissionResult:
         problems += [note for name in notebooks for note in interrupted_cells(autograded / f"{name}.ipynb")]
         keep_autograded(autograded, job)
         clean: dict[str, dict[str, dict]] = {}
-        if job.clean_rerun and scores is not None:
+        # Only a test the kernel run passed can be overturned by the clean re-run.
+        if job.clean_rerun and scores and any(scores.values()):
             for name, notebook in notebooks.items():
                 clean[name] = tamper.clean_rerun(notebook, sources[name], job.limits, Path(scratch) / f"clean-{name}")
 
@@ -254,6 +257,8 @@ def grade(
     """
     root = Path(root).resolve()
     limits = limits or Limits()
+    if limits.threads is None:  # share the cores between the parallel jobs
+        limits = dataclasses.replace(limits, threads=max(1, (os.cpu_count() or 1) // max(1, jobs)))
     sandbox = bwrap_available() if sandbox is None else sandbox
     real_db = root / grading_directory / "gradebook.db"
     real_db.parent.mkdir(parents=True, exist_ok=True)

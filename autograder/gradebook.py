@@ -2,11 +2,13 @@
 
 import shutil
 import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.apps import NbGraderAPI
+from sqlalchemy.exc import SAWarning
 
 from autograder.course import SOURCE_DIRECTORY, course_config
 from autograder.results import Status, SubmissionResult
@@ -74,7 +76,9 @@ def merge(db_path: Path, result: SubmissionResult) -> None:
         try:
             submission = gb.find_submission(result.assignment, result.student)
         except MissingEntry:
-            submission = gb.add_submission(result.assignment, result.student)
+            with warnings.catch_warnings():  # nbgrader's add_submission trips SQLAlchemy's autoflush notes
+                warnings.simplefilter("ignore", SAWarning)
+                submission = gb.add_submission(result.assignment, result.student)
         for test in result.tests:
             grade = gb.find_grade(test.grade_id, test.notebook, result.assignment, result.student)
             grade.auto_score = test.score

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import psutil
 
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # holds autograder/ and tfcourse/
 TIMED_OUT = 124
 PR_SET_CHILD_SUBREAPER = 36
 OUTPUT_TAIL_BYTES = 8000
@@ -40,6 +41,7 @@ class Limits:
     memory_bytes: int = 4 * 2**30
     file_bytes: int = 512 * 2**20
     cell_timeout: int = 120
+    threads: int | None = None  # OMP/MKL threads per process; None leaves the libraries' default
 
 
 @dataclass(frozen=True)
@@ -50,9 +52,17 @@ class Outcome:
     output_tail: str  # the end of the command's stdout and stderr
 
 
-def private_environment(home: Path) -> dict[str, str]:
-    """The environment for untrusted code: the caller's, with every per-user folder moved into ``home``."""
+def private_environment(home: Path, threads: int | None = None) -> dict[str, str]:
+    """The environment for untrusted code: the caller's, with every per-user folder moved into ``home``.
+
+    ``threads`` caps the math libraries' thread pools, so that parallel jobs do not oversubscribe the cores.
+    """
     env = dict(os.environ)
+    # Children import this very copy of the grader and the helper package, whatever an editable
+    # install elsewhere in the environment points to.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH", "")]))
+    if threads:
+        env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
     for name in ("HOME", "IPYTHONDIR", "JUPYTER_RUNTIME_DIR", "JUPYTER_DATA_DIR", "MPLCONFIGDIR", "TMPDIR"):
         folder = home / name.lower()
         folder.mkdir(parents=True, exist_ok=True)
@@ -74,7 +84,7 @@ def run_limited(argv: list[str], limits: Limits, workdir: Path) -> Outcome:
         "--log", str(log),
         "--", *argv,
     ]  # fmt: skip
-    env = private_environment(workdir / "home")
+    env = private_environment(workdir / "home", limits.threads)
     start = time.monotonic()
     try:
         # The supervisor enforces the wall limit; this timeout only guards against a stuck supervisor.

@@ -231,7 +231,9 @@ def clean_plan(student: NotebookNode, source: NotebookNode) -> list[dict]:
             plan.append({"kind": "test", "grade_id": grade_id(cell), "source": cell.source})
         else:
             plan.append({"kind": "setup", "grade_id": grade_id(cell) or "", "source": cell.source})
-    return plan
+    # What comes after the last test (summary figures, extensions) cannot change a result.
+    last_test = max((i for i, cell in enumerate(plan) if cell["kind"] == "test"), default=-1)
+    return plan[: last_test + 1]
 
 
 def clean_rerun(

@@ -1,0 +1,24 @@
+"""``grade --scheduler``: the same jobs on a dask.distributed cluster (a LocalCluster here)."""
+
+from pathlib import Path
+
+import pytest
+from conftest import ASSIGNMENT, LIMITS, Case, make_course, release, solution, submit
+
+from autograder.grade import grade
+from autograder.results import Status
+
+distributed = pytest.importorskip("distributed")
+pytestmark = pytest.mark.slow
+
+
+def test_grading_on_a_dask_cluster(tmp_path: Path) -> None:
+    make_course(tmp_path)
+    submit(tmp_path, Case("good", lambda root: solution()))
+    submit(tmp_path, Case("blank", lambda root: release()))
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            results = grade(tmp_path, [ASSIGNMENT], jobs=2, limits=LIMITS, executor=client.get_executor(),
+                            progress=False)  # fmt: skip
+    scores = {r.student: (r.status, r.score) for r in results}
+    assert scores == {"good": (Status.GRADED, 16.0), "blank": (Status.GRADED, 0.0)}
