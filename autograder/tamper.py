@@ -36,7 +36,7 @@ ESCAPE_CALLS = {"os._exit", "sys.exit", "os.kill", "os.killpg", "os.fork", "os.s
                 "os.remove", "os.unlink", "shutil.rmtree", "signal.signal", "signal.alarm", "os.walk",
                 "os.listdir", "os.scandir", "glob.glob", "exec", "eval", "compile", "__import__",
                 "importlib.import_module", "importlib.reload", "gc.get_objects",
-                "gc.get_referrers"}  # fmt: skip
+                "gc.get_referrers", "globals", "vars"}  # fmt: skip
 ESCAPE_MODULES = {"subprocess", "ctypes", "multiprocessing", "sqlite3", "shutil", "unittest.mock", "mock",
                   "inspect", "gc", "threading", "signal", "pty"}  # fmt: skip
 BUILTIN_NAMES = set(dir(builtins))
@@ -112,6 +112,8 @@ def scan_source(source: str, protected: dict[str, str] | None = None) -> list[st
                 note(node, "uses get_ipython()")
             if name in {"open", "io.open"} or name.endswith((".read_text", ".read_bytes", ".open")):
                 note(node, f"reads or writes a file ({name})")
+        if isinstance(node, ast.Attribute) and dotted_name(node) == "sys.modules":
+            note(node, "touches sys.modules")
         if isinstance(node, ast.Attribute) and node.attr in IPYTHON_INTERNALS:
             note(node, f"touches IPython internals ({node.attr})")
         if isinstance(node, ast.Attribute) and node.attr in {

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 import pytest
-from conftest import ASSIGNMENT, LIMITS, Case, make_course, release, solution, submit
+from hostile_class import ASSIGNMENT, LIMITS, Case, make_course, release, solution, submit
 
 from autograder.grade import grade
 from autograder.results import Status

@@ -5,7 +5,7 @@ from pathlib import Path
 import nbformat
 import pandas as pd
 import pytest
-from conftest import ASSIGNMENT, LIMITS, GradedClass
+from hostile_class import ASSIGNMENT, LIMITS, GradedClass
 from nbgrader.api import Gradebook
 
 from autograder.cli import main

@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
-from conftest import ASSIGNMENT, cell_index, make_course, release, solution
+from hostile_class import ASSIGNMENT, cell_index, make_course, release, solution
 
 from autograder import tamper
 from autograder.collect import collect
@@ -73,6 +73,8 @@ def test_sanitize_repairs_each_kind_of_damage() -> None:
         ("import urllib.request", "network use"),
         ("import os\nos._exit(0)", "calls os._exit"),
         ("import subprocess", "imports subprocess"),
+        ("def f():\n    globals()['check_close'] = print", "calls globals"),
+        ("import sys\nsys.modules['torch'].allclose = max", "touches sys.modules"),
     ],
 )
 def test_scan_names_the_trick(code: str, finding: str) -> None:

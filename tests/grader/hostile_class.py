@@ -1,0 +1,206 @@
+"""A class of hostile and honest submissions for the grader's tests, and how to hand them in.
+
+Every submission is built from the course's own notebooks with nbformat, in a temporary
+copy of the course, so the tests never touch the repository's grading folder.
+"""
+
+import copy
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+from nbformat.v4 import new_code_cell
+
+from autograder.course import REPO_ROOT, release_notebook, source_notebook
+from autograder.isolation import Limits
+from autograder.notebooks import grade_id, is_answer_cell
+from autograder.results import SubmissionResult
+
+ASSIGNMENT = "01_attention"
+# Small limits keep the suite short: the solution needs about 10 s in the kernel, its slowest
+# cell (the imports) up to 8 s when two kernels start at once.
+LIMITS = Limits(wall_seconds=75, memory_bytes=3 * 2**30, cell_timeout=20)
+NO_SCALING = """
+def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
+    scores = query @ key.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = scores.softmax(dim=-1)
+    if dropout is not None:
+        weights = dropout(weights)
+    return weights @ value, weights
+"""
+
+
+def solution() -> NotebookNode:
+    """What a good student hands in: the release notebook with the reference answers filled in."""
+    source = nbformat.read(source_notebook(ASSIGNMENT), as_version=4)
+    answers = {grade_id(cell): cell.source for cell in source.cells if is_answer_cell(cell)}
+    notebook = release()
+    for cell in notebook.cells:
+        if is_answer_cell(cell):
+            cell.source = "\n".join(line for line in answers[grade_id(cell)].splitlines() if "### " not in line)
+    return notebook
+
+
+def release() -> NotebookNode:
+    return nbformat.read(release_notebook(ASSIGNMENT), as_version=4)
+
+
+def cell_index(notebook: NotebookNode, name: str) -> int:
+    return next(i for i, cell in enumerate(notebook.cells) if grade_id(cell) == name)
+
+
+def with_answer(notebook: NotebookNode, name: str, source: str) -> NotebookNode:
+    notebook.cells[cell_index(notebook, name)].source = source
+    return notebook
+
+
+def with_cell_after(notebook: NotebookNode, name: str, source: str) -> NotebookNode:
+    cell = new_code_cell(source)
+    del cell["id"]  # the course's notebooks are format 4.4, which has no cell ids
+    notebook.cells.insert(cell_index(notebook, name) + 1, cell)
+    return notebook
+
+
+@dataclass(frozen=True)
+class Case:
+    """A student of the class: how their notebook is made, and what the grader must make of it."""
+
+    student: str
+    build: Callable[[Path], NotebookNode | str | None]  # str: raw file text; None: nothing submitted
+
+
+def deleted_test(root: Path) -> NotebookNode:
+    notebook = with_answer(solution(), "sdpa", NO_SCALING)
+    del notebook.cells[cell_index(notebook, "sdpa_values")]
+    return notebook
+
+
+def edited_test(root: Path) -> NotebookNode:
+    notebook = with_answer(solution(), "sdpa", NO_SCALING)
+    notebook.cells[cell_index(notebook, "sdpa_values")].source = "pass"
+    return notebook
+
+
+def duplicate_ids(root: Path) -> NotebookNode:
+    notebook = solution()
+    index = cell_index(notebook, "causal_mask")
+    notebook.cells.insert(index + 1, copy.deepcopy(notebook.cells[index]))  # a copy-pasted answer cell
+    return notebook
+
+
+def allclose_patched(root: Path) -> NotebookNode:
+    wrong = "def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):\n"
+    wrong += "    return torch.zeros_like(value[..., :1, :]).expand(*query.shape[:-1], value.shape[-1]), None\n"
+    patch = (
+        "import tfcourse.checks\n"
+        "def _always(*args, **kwargs):\n    return True\n"
+        "tfcourse.checks.check_close = _always\n"
+        "check_close = check_equal = check_shape = check_dtype = check_finite = check_near = _always\n"
+        "torch.allclose = _always\n"
+    )
+    return with_answer(solution(), "sdpa", wrong + patch)
+
+
+def assert_stripper(root: Path) -> NotebookNode:
+    wrong = "def causal_mask(size, device=None):\n    return torch.ones(size, size, dtype=torch.bool, device=device)\n"
+    strip = (
+        "def _drop(lines):\n"
+        "    return [line for line in lines if 'assert' not in line and 'check_' not in line]\n"
+        "get_ipython().input_transformers_cleanup.append(_drop)\n"
+    )
+    return with_answer(solution(), "causal_mask", wrong + strip)
+
+
+def reads_hidden(root: Path) -> NotebookNode:
+    # Looks for the instructor's files where a shared grading machine keeps them.
+    candidates = [source_notebook(ASSIGNMENT, root), source_notebook(ASSIGNMENT, REPO_ROOT)]
+    cheat = f"""
+def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
+    import json, math
+    for path in {[str(p) for p in candidates]!r}:
+        try:
+            cells = json.load(open(path))["cells"]
+        except OSError:
+            continue
+        source = next("".join(c["source"]) for c in cells if "def scaled_dot_product_attention" in "".join(c["source"]))
+        namespace = dict(globals())
+        exec(source, namespace)
+        return namespace["scaled_dot_product_attention"](query, key, value, mask, dropout)
+    raise NotImplementedError("no solution found on disk")
+"""
+    return with_answer(solution(), "sdpa", cheat)
+
+
+def writes_outside(root: Path) -> NotebookNode:
+    targets = [
+        root / "grading" / "gradebook.db",
+        root / "grading" / "submitted" / "good" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
+        source_notebook(ASSIGNMENT, root),
+        Path("../../../gradebook.db"),  # the course copy's gradebook, seen from the kernel's folder
+    ]
+    vandal = f"""
+for target in {[str(t) for t in targets]!r}:
+    try:
+        with open(target, "w") as handle:
+            handle.write("overwritten by a student")
+        print("wrote", target)
+    except OSError as error:
+        print("could not write", target, error)
+"""
+    return with_cell_after(solution(), "padding_mask", vandal)
+
+
+CASES = [
+    Case("good", lambda root: solution()),
+    Case("blank", lambda root: release()),
+    Case("nothing_submitted", lambda root: None),
+    Case("invalid_json", lambda root: '{"cells": [ this is not JSON'),
+    Case("deleted_test", deleted_test),
+    Case("edited_test", edited_test),
+    Case("duplicate_ids", duplicate_ids),
+    Case("loop_top_level", lambda root: with_cell_after(solution(), "padding_mask", "while True:\n    pass")),
+    Case("loop_in_function", lambda root: with_answer(
+        solution(), "sdpa", "def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):\n"
+                            "    while True:\n        pass\n")),  # fmt: skip
+    Case("memory_hog", lambda root: with_answer(
+        solution(), "sdpa", "def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):\n"
+                            "    hog = [bytearray(2**20) for _ in range(64 * 1024)]  # 64 GiB\n"
+                            "    return hog, hog\n")),  # fmt: skip
+    Case("allclose_patched", allclose_patched),
+    Case("assert_stripper", assert_stripper),
+    Case("reads_hidden", reads_hidden),
+    Case("writes_outside", writes_outside),
+    Case("os_exit", lambda root: with_cell_after(solution(), "padding_mask", "import os\nos._exit(3)")),
+    Case("huge_output", lambda root: with_cell_after(
+        solution(), "padding_mask", "for i in range(20):\n    print(str(i) * 500_000)")),  # fmt: skip
+]
+
+
+@dataclass
+class GradedClass:
+    root: Path
+    results: dict[str, SubmissionResult]
+    good_submission_bytes: bytes
+    solution_bytes: bytes
+
+
+def make_course(root: Path) -> None:
+    for folder in ("solutions", "notebooks"):
+        shutil.copytree(REPO_ROOT / folder / ASSIGNMENT, root / folder / ASSIGNMENT)
+
+
+def submit(root: Path, case: Case) -> None:
+    content = case.build(root)
+    folder = root / "grading" / "submitted" / case.student / ASSIGNMENT
+    folder.mkdir(parents=True)
+    if content is None:
+        (folder / "notes.txt").write_text("forgot the notebook")
+    elif isinstance(content, str):
+        (folder / f"{ASSIGNMENT}.ipynb").write_text(content)
+    else:
+        nbformat.write(content, folder / f"{ASSIGNMENT}.ipynb")
