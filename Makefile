@@ -11,7 +11,7 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 # nbgrader runs helper programs (alembic) by name: the venv's bin must come first on PATH.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: install lab instructor-lab test release lint clean-grading
+.PHONY: install sandbox lab instructor-lab test release autograde lint clean-grading
 
 $(STAMP): requirements.txt requirements-lock.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,13 +27,26 @@ lab: install  ## open the student notebooks in JupyterLab
 instructor-lab: install  ## JupyterLab on the whole repository, with the formgrader (Nbgrader menu)
 	$(BIN)/jupyter lab $(ALLOW_ROOT)
 
-test: install  ## the whole test suite (what CI runs)
+sandbox:  ## bubblewrap, with which `grade` hides the course from student code (apt, when run as root)
+	@command -v bwrap >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get update -qq && apt-get install -y -qq bubblewrap; \
+		else \
+			echo "note: bubblewrap (bwrap) is missing: grading runs without its filesystem sandbox."; \
+			echo "      Install it with your package manager (Debian/Ubuntu: sudo apt-get install bubblewrap)."; \
+		fi; }
+
+test: install sandbox  ## the whole test suite (what CI runs)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 release: install  ## regenerate notebooks/ from solutions/ with nbgrader
 	for source in solutions/*/; do \
 		$(BIN)/nbgrader generate_assignment "$$(basename $$source)" --force || exit 1; \
 	done
+
+autograde: install sandbox  ## grade every submission under grading/submitted (JOBS=2), then export grades
+	$(BIN)/python -m autograder grade --jobs $${JOBS:-2}
+	$(BIN)/python -m autograder export --output grading/grades.csv
 
 lint: install  ## ruff on the Python code
 	$(BIN)/ruff check .

@@ -1,9 +1,12 @@
 """Project hygiene: one set of pins for pip and conda, and ruff-clean Python."""
 
+import os
 import re
+import shutil
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from autograder.course import REPO_ROOT
@@ -36,3 +39,10 @@ def test_python_code_is_ruff_clean():
         [sys.executable, "-m", "ruff", "check", "--no-cache", str(REPO_ROOT)], capture_output=True, text=True
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ci_has_the_grading_sandbox():
+    # `make test` installs bubblewrap when run as root (CI); without it the sandbox tests skip.
+    if not os.environ.get("CI"):
+        pytest.skip("only CI must have bubblewrap; see `make sandbox`")
+    assert shutil.which("bwrap"), "bubblewrap is missing in CI: the grader's sandbox tests would be skipped"
