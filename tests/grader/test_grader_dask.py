@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-import distributed  # noqa: E402 (a requirement: never skipped)
+import distributed  # a pinned requirement: this test never skips
 import pytest
 from hostile_class import ASSIGNMENT, LIMITS, Case, make_course, release, solution, submit
 
