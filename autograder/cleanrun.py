@@ -1,17 +1,15 @@
-"""The clean re-run's program: execute a plan of cells in one fresh interpreter, record each test.
+"""The clean re-run's job: execute a plan of cells in a fresh zygote child, record each test.
 
-Usage: ``python -m autograder.cleanrun PLAN.json RESULTS.json CELL_TIMEOUT``. The plan (built by
-:func:`autograder.tamper.clean_plan`) is the source notebook's code with each answer cell
-replaced by the definitions extracted from the student's answer; no IPython is involved,
-so no input transformer or kernel state of the student's run is present. Each test's
-result is appended to RESULTS.json as soon as it is known, so a run that dies half-way
-still reports the tests before it.
+The plan (built by :func:`autograder.tamper.clean_plan`) is the source notebook's code with
+each answer cell replaced by the definitions extracted from the student's answer; no IPython
+is involved, so no input transformer or kernel state of the student's run is present.
+The results file is rewritten as soon as each test's result is known, so a run that dies
+half-way still reports the tests before it.
 """
 
 import json
 import os
 import signal
-import sys
 import traceback
 from pathlib import Path
 
@@ -29,9 +27,9 @@ def without_magics(source: str) -> str:
     return "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
 
 
-def main() -> None:
-    plan_path, results_path, cell_timeout = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
-    plan = json.loads(plan_path.read_text())
+def run_plan(plan_path: str, results_path: str, cell_timeout: int) -> None:
+    """Run the cells of the plan at ``plan_path`` in order; write ``{grade_id: outcome}`` of each test."""
+    plan = json.loads(Path(plan_path).read_text())
     os.environ["NBGRADER_EXECUTION"] = "autograde"  # the notebooks' fast mode, as under nbgrader
     signal.signal(signal.SIGALRM, on_alarm)
     namespace: dict = {"__name__": "__main__"}
@@ -51,8 +49,4 @@ def main() -> None:
             signal.alarm(0)
         if cell["kind"] == "test":
             results[cell["grade_id"]] = outcome
-            results_path.write_text(json.dumps(results))
-
-
-if __name__ == "__main__":
-    main()
+            Path(results_path).write_text(json.dumps(results))

@@ -2,17 +2,18 @@
 
 One job (:func:`grade_submission`) grades one student's assignment: it checks the files,
 scans them, copies them with a fresh gradebook (the assignment's definition only) into a
-temporary course, runs nbgrader's autograde there under :mod:`autograder.isolation`, re-runs
-the graded tests cleanly (:mod:`autograder.tamper`) and returns a picklable
-:class:`~autograder.results.SubmissionResult`. Jobs run on any ``concurrent.futures``
-executor; only the calling process writes to the real gradebook, one result at a time.
+temporary course, runs nbgrader's autograde there in a limited child of a zygote that has
+nbgrader loaded (:mod:`autograder.zygote`), re-runs the graded tests cleanly in a sandboxed
+child of a zygote that has the notebook's modules loaded (:mod:`autograder.tamper`) and
+returns a picklable :class:`~autograder.results.SubmissionResult`. Jobs run on any
+``concurrent.futures`` executor, whose workers keep their zygotes from job to job; only the
+calling process writes to the real gradebook, one result at a time.
 """
 
 import dataclasses
 import os
 import re
 import shutil
-import sys
 import tempfile
 import time
 import uuid
@@ -27,7 +28,7 @@ from tqdm import tqdm
 
 from autograder import gradebook, tamper
 from autograder.course import GRADING_DIRECTORY, assignment_ids, release_notebook, source_notebook
-from autograder.isolation import Limits, run_limited
+from autograder.isolation import Limits
 from autograder.notebooks import grade_id, is_graded_test_cell
 from autograder.results import (
     Status,
@@ -39,9 +40,11 @@ from autograder.results import (
 )
 from autograder.sandbox import bwrap_available
 from autograder.sanitize import sanitize_notebook
+from autograder.zygote import SandboxSpec, shared_zygote
 
 STOPPED = {"KeyboardInterrupt", "CellTimeoutError", "TimeoutError", "MemoryError", "DeadKernelError"}
 MAX_OUTPUT_CHARS = 20_000  # per output, in the autograded copy kept for formgrader and feedback
+NBGRADER_PRELOAD = ("autograder.autograde_child",)  # what the autograde zygote imports once
 ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception|Interrupt)\b.*:")
 
 
@@ -165,11 +168,11 @@ def grade_submission(job: GradeJob) -> SubmissionResult:
         shutil.copytree(job.submission, submitted)
         for name, notebook in notebooks.items():
             nbformat.write(notebook, submitted / f"{name}.ipynb")
-        argv = [sys.executable, "-m", "autograder.autograde_child", str(course), job.assignment, job.student,
-                "--cell-timeout", str(job.limits.cell_timeout)]  # fmt: skip
-        if job.sandbox:
-            argv += ["--sandbox", "--readable", *map(str, readable_data(job.root))]
-        outcome = run_limited(argv, job.limits, Path(scratch) / "kernel")
+        readable = readable_data(job.root)
+        arguments = [str(course), job.assignment, job.student, job.limits.cell_timeout, job.sandbox,
+                     [str(path) for path in readable]]  # fmt: skip
+        outcome = shared_zygote(NBGRADER_PRELOAD).run("autograder.autograde_child:autograde", arguments, job.limits,
+                                                      Path(scratch) / "kernel")  # fmt: skip
         scores = gradebook.kernel_scores(course / "grading" / "gradebook.db", job.assignment, job.student)
         if outcome.returncode != 0:  # nbgrader saves a submission with empty grades before it fails
             scores = None
@@ -180,8 +183,10 @@ def grade_submission(job: GradeJob) -> SubmissionResult:
         clean: dict[str, dict[str, dict]] = {}
         # Only a test the kernel run passed can be overturned by the clean re-run.
         if job.clean_rerun and scores and any(scores.values()):
+            sandbox = SandboxSpec(readable=tuple(readable)) if job.sandbox else None
             for name, notebook in notebooks.items():
-                clean[name] = tamper.clean_rerun(notebook, sources[name], job.limits, Path(scratch) / f"clean-{name}")
+                zygote = shared_zygote(tamper.notebook_modules(sources[name]), sandbox)
+                clean[name] = tamper.clean_rerun(notebook, sources[name], job.limits, zygote)
 
     for test in result.tests:
         kernel = min(test.max_score, (scores or {}).get((test.notebook, test.grade_id), 0.0))

@@ -3,9 +3,10 @@
 Inside the sandbox a process sees the system's programs and libraries, the Python
 environment and the course's helper package, all read-only, and one writable folder
 (the notebook's own). It does not see the repository (``solutions/``), the gradebook, the
-other submissions or the course copy's gradebook, and it has its own process namespace,
-so it cannot signal the grader. Without ``bwrap`` grading still works, with only the
-limits of :mod:`autograder.isolation`; ``grade`` then says so.
+other submissions or the course copy's gradebook; it has its own process namespace,
+so it cannot signal the grader, and no capabilities, even when the grader runs as root.
+Without ``bwrap`` grading still works, with only the limits of :mod:`autograder.isolation`;
+``grade`` then says so.
 """
 
 import os
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
 
-import tfcourse
+from autograder.isolation import PACKAGE_ROOT
 
 WRITABLE_ENV = "AUTOGRADER_SANDBOX_WRITABLE"
 READABLE_ENV = "AUTOGRADER_SANDBOX_READABLE"
@@ -27,7 +28,7 @@ def bwrap_available() -> bool:
 
 def readable_defaults() -> list[Path]:
     """What Python needs: the interpreter's prefixes and the course's helper package."""
-    paths = {Path(sys.prefix), Path(sys.base_prefix), Path(tfcourse.__file__).resolve().parent}
+    paths = {Path(sys.prefix), Path(sys.base_prefix), PACKAGE_ROOT / "tfcourse"}
     return sorted(path for path in paths if path.exists())
 
 
@@ -40,6 +41,8 @@ def sandbox_command(
     # its own SIGINT handler while it runs a cell, so the interrupt still stops the cell.
     argv = ["env", "--ignore-signal=INT", "bwrap", "--die-with-parent"]
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    # Run as root, bwrap would keep every capability inside: enough to mount the host's disk.
+    argv += ["--cap-drop", "ALL"]
     if not network:
         argv.append("--unshare-net")
     for folder in ("/usr", "/etc"):

@@ -3,25 +3,25 @@
 The kernel run that nbgrader does executes the hidden tests in the student's own kernel,
 after the student's top-level code: a patched ``torch.allclose`` or an IPython input
 transformer that drops ``assert`` lines passes every test there. The clean re-run executes
-the *source* notebook in a fresh interpreter, with each answer cell replaced by only the
-imports, functions, classes and constant assignments of the student's answer
-(:func:`extract_definitions`); top-level statements of the student never run. The static scan
+the *source* notebook in a fresh process (a zygote child that has only imported the
+notebook's modules, sandboxed like the kernel and without network), with each answer cell
+replaced by only the imports, functions, classes and constant assignments of the student's
+answer (:func:`extract_definitions`); top-level statements of the student never run. The static scan
 (:func:`scan`) names the suspicious constructs, so the instructor sees why a run differs.
 """
 
 import ast
 import builtins
 import json
-import sys
+import shutil
 from pathlib import Path
 
 from nbformat import NotebookNode
 
-import autograder
 from autograder.cleanrun import without_magics
-from autograder.isolation import Limits, run_limited
+from autograder.isolation import Limits
 from autograder.notebooks import grade_id, is_answer_cell, is_graded_test_cell
-from autograder.sandbox import sandbox_command
+from autograder.zygote import Zygote
 
 PATCHABLE_MODULES = {"torch", "numpy", "np", "F", "nn", "functional", "builtins", "__builtins__", "IPython",
                      "math", "tfcourse", "checks", "sys", "os", "unittest", "random", "pytest"}  # fmt: skip
@@ -238,30 +238,59 @@ def clean_plan(student: NotebookNode, source: NotebookNode) -> list[dict]:
     return plan[: last_test + 1]
 
 
-def clean_rerun(
-    student: NotebookNode, source: NotebookNode, limits: Limits, workdir: Path, sandbox: bool = False
-) -> dict[str, dict]:
-    """Run the clean plan under ``limits``; ``{grade_id: {"passed": bool, "message": str}}``.
+def clean_rerun(student: NotebookNode, source: NotebookNode, limits: Limits, zygote: Zygote) -> dict[str, dict]:
+    """Run the clean plan in a child of ``zygote`` under ``limits``; ``{grade_id: {"passed", "message"}}``.
 
-    With ``sandbox`` the run sees only ``workdir`` and has no network. A test that has no
-    result (the run died or timed out before it) counts as failed.
+    A test that has no result (the run died or timed out before it) counts as failed, and so
+    does one whose result the student's code could have forged into something malformed.
     """
     plan = clean_plan(student, source)
-    workdir = workdir.resolve()
-    workdir.mkdir(parents=True, exist_ok=True)
+    workdir = zygote.job_folder()
     plan_path, results_path = workdir / "plan.json", workdir / "clean_results.json"
-    plan_path.write_text(json.dumps(plan))
-    command = [sys.executable, "-m", "autograder.cleanrun", str(plan_path), str(results_path)]
-    command.append(str(limits.cell_timeout))
-    if sandbox:
-        command = sandbox_command(command, [workdir], [Path(autograder.__file__).parent], network=False)
-    outcome = run_limited(command, limits, workdir / "clean")
     try:
-        results = json.loads(results_path.read_text())
-    except (OSError, ValueError):
-        results = {}
+        plan_path.write_text(json.dumps(plan))
+        outcome = zygote.run("autograder.cleanrun:run_plan", [str(plan_path), str(results_path), limits.cell_timeout],
+                             limits, workdir)  # fmt: skip
+        results = read_results(results_path)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
     why = "timed out" if outcome.timed_out else f"ended early (exit {outcome.returncode})"
     for cell in plan:
         if cell["kind"] == "test" and cell["grade_id"] not in results:
             results[cell["grade_id"]] = {"passed": False, "message": f"the clean re-run {why}"}
     return results
+
+
+def read_results(path: Path) -> dict[str, dict]:
+    """The clean run's results file, keeping only well-formed entries; a link (to anywhere) is ignored."""
+    try:
+        if path.is_symlink():
+            return {}
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        name: {"passed": entry["passed"], "message": str(entry.get("message", ""))[:2000]}
+        for name, entry in data.items()
+        if isinstance(entry, dict) and isinstance(entry.get("passed"), bool)
+    }
+
+
+def notebook_modules(source: NotebookNode) -> tuple[str, ...]:
+    """The modules the notebook's own code imports, in order: what a clean-run zygote preloads."""
+    modules: dict[str, None] = {}
+    for cell in source.cells:
+        if cell.cell_type != "code" or is_answer_cell(cell):
+            continue
+        try:
+            tree = ast.parse(without_magics(cell.source))
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.Import):
+                modules.update(dict.fromkeys(alias.name for alias in node.names))
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                modules[node.module] = None
+    return tuple(modules)

@@ -136,15 +136,20 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
     return with_answer(solution(), "sdpa", cheat)
 
 
-def writes_outside(root: Path) -> NotebookNode:
+def vandal_targets(root: Path) -> list[str]:
+    """The files a vandal would like to overwrite: the real gradebook, a classmate's work, the solutions."""
     targets = [
         root / "grading" / "gradebook.db",
         root / "grading" / "submitted" / "good" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
         source_notebook(ASSIGNMENT, root),
         Path("../../../gradebook.db"),  # the course copy's gradebook, seen from the kernel's folder
     ]
+    return [str(target) for target in targets]
+
+
+def writes_outside(root: Path) -> NotebookNode:
     vandal = f"""
-for target in {[str(t) for t in targets]!r}:
+for target in {vandal_targets(root)!r}:
     try:
         with open(target, "w") as handle:
             handle.write("overwritten by a student")
@@ -153,6 +158,27 @@ for target in {[str(t) for t in targets]!r}:
         print("could not write", target, error)
 """
     return with_cell_after(solution(), "padding_mask", vandal)
+
+
+def writes_from_function(root: Path) -> NotebookNode:
+    """A correct answer that also tries to overwrite files each time the tests call it (clean re-run too)."""
+    answer = f"""
+def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
+    for target in {vandal_targets(root)!r}:
+        try:
+            with open(target, "w") as handle:
+                handle.write("overwritten by a student")
+        except OSError:
+            pass
+    scores = query @ key.transpose(-2, -1) / math.sqrt(query.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = scores.softmax(dim=-1)
+    if dropout is not None:
+        weights = dropout(weights)
+    return weights @ value, weights
+"""
+    return with_answer(solution(), "sdpa", answer)
 
 
 CASES = [
@@ -175,6 +201,7 @@ CASES = [
     Case("assert_stripper", assert_stripper),
     Case("reads_hidden", reads_hidden),
     Case("writes_outside", writes_outside),
+    Case("writes_from_function", writes_from_function),
     Case("os_exit", lambda root: with_cell_after(solution(), "padding_mask", "import os\nos._exit(3)")),
     Case("huge_output", lambda root: with_cell_after(
         solution(), "padding_mask", "for i in range(20):\n    print(str(i) * 500_000)")),  # fmt: skip

@@ -39,10 +39,11 @@ EXPECTED = {
     "assert_stripper": (Status.FLAGGED, FULL - 2, 0.0, "input_transformers_cleanup"),
     "reads_hidden": (Status.FLAGGED, MASK_POINTS, MASK_POINTS, "mentions grader files"),
     "writes_outside": (Status.FLAGGED, FULL, FULL, "reads or writes a file"),
+    "writes_from_function": (Status.FLAGGED, FULL, FULL, "reads or writes a file"),
     "os_exit": (Status.CRASHED, 0.0, 0.0, "DeadKernelError"),
     "huge_output": (Status.GRADED, FULL, FULL, ""),
 }
-NEEDS_SANDBOX = {"reads_hidden", "writes_outside"}
+NEEDS_SANDBOX = {"reads_hidden", "writes_outside", "writes_from_function"}
 
 
 @pytest.mark.parametrize("student", sorted(EXPECTED))

@@ -2,9 +2,9 @@
 
 import json
 import os
-import sys
 import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
@@ -14,9 +14,11 @@ from hostile_class import ASSIGNMENT, cell_index, make_course, release, solution
 
 from autograder import tamper
 from autograder.collect import collect
-from autograder.isolation import Limits, run_limited
+from autograder.isolation import Limits, Outcome
 from autograder.notebooks import grade_id, nbgrader_meta
+from autograder.sandbox import bwrap_available
 from autograder.sanitize import sanitize_notebook
+from autograder.zygote import SandboxSpec, Zygote
 
 
 def test_sanitize_leaves_a_clean_notebook_alone() -> None:
@@ -101,7 +103,20 @@ def test_clean_run_keeps_definitions_only() -> None:
     assert "def answer" in kept and "class Layer" in kept and "LIMIT = -1000000000.0" in kept
 
 
-def test_isolation_stops_a_runaway_and_its_detached_children(tmp_path: Path) -> None:
+def run_script(zygote: Zygote, script: str, limits: Limits, workdir: Path) -> Outcome:
+    (workdir / "job.py").parent.mkdir(parents=True, exist_ok=True)
+    (workdir / "job.py").write_text(script)
+    return zygote.run("runpy:run_path", [str(workdir / "job.py")], limits, workdir)
+
+
+@pytest.fixture
+def zygote() -> Iterator[Zygote]:
+    warm = Zygote()
+    yield warm
+    warm.close()
+
+
+def test_isolation_stops_a_runaway_and_its_detached_children(zygote: Zygote, tmp_path: Path) -> None:
     marker = tmp_path / "daemon.pid"
     script = (
         "import os, subprocess, time\n"
@@ -110,23 +125,73 @@ def test_isolation_stops_a_runaway_and_its_detached_children(tmp_path: Path) -> 
         "time.sleep(300)\n"
     )
     start = time.monotonic()
-    outcome = run_limited([sys.executable, "-c", script], Limits(wall_seconds=3), tmp_path / "run")
+    outcome = run_script(zygote, script, Limits(wall_seconds=3), tmp_path / "run")
     assert outcome.timed_out and time.monotonic() - start < 30
     daemon = int(marker.read_text())
     time.sleep(0.5)
     assert not psutil.pid_exists(daemon) or psutil.Process(daemon).status() == psutil.STATUS_ZOMBIE
 
 
-def test_isolation_memory_limit_raises_memory_error(tmp_path: Path) -> None:
+def test_isolation_memory_limit_raises_memory_error(zygote: Zygote, tmp_path: Path) -> None:
     script = "try:\n    x = bytearray(3 * 2**30)\nexcept MemoryError:\n    raise SystemExit(42)\n"
-    outcome = run_limited([sys.executable, "-c", script], Limits(wall_seconds=60, memory_bytes=2**30), tmp_path)
+    outcome = run_script(zygote, script, Limits(wall_seconds=60, memory_bytes=2**30), tmp_path)
     assert outcome.returncode == 42, outcome
 
 
-def test_isolation_gives_each_run_its_own_home(tmp_path: Path) -> None:
+def test_isolation_gives_each_run_its_own_home(zygote: Zygote, tmp_path: Path) -> None:
     script = "import os; print(os.environ['HOME'], os.environ['IPYTHONDIR'])"
-    outcome = run_limited([sys.executable, "-c", script], Limits(wall_seconds=30), tmp_path / "one")
+    outcome = run_script(zygote, script, Limits(wall_seconds=30), tmp_path / "one")
     assert str(tmp_path / "one") in outcome.output_tail and os.environ.get("HOME", "") not in outcome.output_tail
+
+
+def test_each_job_is_a_fresh_copy_of_the_zygote(zygote: Zygote, tmp_path: Path) -> None:
+    """What one job changes in memory (a patched module) is gone for the next."""
+    script = "import json\nprint('patched before:', hasattr(json, 'patched'))\njson.patched = True\n"
+    first = run_script(zygote, script, Limits(wall_seconds=30), tmp_path / "first")
+    second = run_script(zygote, script, Limits(wall_seconds=30), tmp_path / "second")
+    assert "patched before: False" in first.output_tail and "patched before: False" in second.output_tail
+
+
+def test_a_job_that_kills_its_zygote_loses_only_itself(zygote: Zygote, tmp_path: Path) -> None:
+    killer = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nimport time\ntime.sleep(30)\n"
+    outcome = run_script(zygote, killer, Limits(wall_seconds=20), tmp_path / "killer")
+    assert outcome.returncode != 0 and "zygote lost" in outcome.output_tail, outcome
+    after = run_script(zygote, "print('still grading')", Limits(wall_seconds=30), tmp_path / "after")
+    assert after.returncode == 0 and "still grading" in after.output_tail, after
+
+
+@pytest.mark.skipif(not bwrap_available(), reason="needs bubblewrap")
+def test_sandboxed_jobs_see_only_their_folder_and_have_no_capabilities(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("hidden tests")
+    zygote = Zygote(sandbox=SandboxSpec())
+    try:
+        script = (
+            "import os, pathlib, socket\n"
+            f"print('secret visible:', pathlib.Path({str(secret)!r}).exists())\n"
+            "print([line for line in open('/proc/self/status') if line.startswith('CapEff')][0].strip())\n"
+            "pathlib.Path('/tmp/left-behind').write_text('for the next student')\n"
+            "print('interfaces:', sorted(name for _, name in socket.if_nameindex()))\n"
+        )
+        first = run_script(zygote, script, Limits(wall_seconds=60), zygote.job_folder())
+        second = run_script(zygote, "import os; print('tmp holds', os.listdir('/tmp'))", Limits(wall_seconds=60),
+                            zygote.job_folder())  # fmt: skip
+    finally:
+        zygote.close()
+    assert "secret visible: False" in first.output_tail, first
+    assert "CapEff:\t0000000000000000" in first.output_tail, first
+    assert "interfaces: ['lo']" in first.output_tail, first  # no way out: a network namespace of its own
+    assert "left-behind" not in second.output_tail, second
+
+
+def test_clean_results_forged_as_a_link_or_garbage_count_for_nothing(tmp_path: Path) -> None:
+    link = tmp_path / "results.json"
+    link.symlink_to(tmp_path / "elsewhere.json")
+    (tmp_path / "elsewhere.json").write_text(json.dumps({"sdpa_values": {"passed": True, "message": ""}}))
+    assert tamper.read_results(link) == {}
+    garbage = tmp_path / "garbage.json"
+    garbage.write_text(json.dumps({"sdpa_values": {"passed": "yes"}, "sdpa_mask": [True], "x": {"passed": False}}))
+    assert tamper.read_results(garbage) == {"x": {"passed": False, "message": ""}}
 
 
 def test_collect_sorts_an_lms_download(tmp_path: Path) -> None:

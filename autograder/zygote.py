@@ -1,0 +1,297 @@
+"""A warm process that forks one fresh, limited child per job.
+
+Starting Python and importing nbgrader or torch costs seconds, which a grader that starts
+new interpreters for every submission pays again and again. A zygote
+(``python -m autograder.zygote --preload MODULE ...``) imports those modules once, then, for
+each job it reads on standard input, forks a child that takes the job's folder, environment
+and limits and calls the job's function. The child is a copy of a process that never ran a
+job, so nothing one submission does reaches the next through memory.
+
+The zygote supervises each child: it is the child subreaper of everything the job starts
+(a Jupyter kernel in its own session, a daemon a student forks), stops the job at its wall
+clock limit, kills every descendant when the job ends, empties the ``--scrub`` folders
+(the sandbox's ``/tmp``), and only then answers with one JSON line on standard output.
+The zygote runs no untrusted code itself and cannot be read or traced by its children
+(it is not dumpable). A child that kills the zygote only ends its own job as crashed; the
+next job starts a new zygote.
+
+:class:`Zygote` is the grader's side: it starts the process (inside :mod:`autograder.sandbox`
+when asked), sends jobs, waits for the answers, and restarts a zygote that died or hangs.
+"""
+
+import argparse
+import ctypes
+import importlib
+import json
+import multiprocessing.util
+import os
+import resource
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from autograder.isolation import (
+    PACKAGE_ROOT,
+    TIMED_OUT,
+    Limits,
+    Outcome,
+    kill_descendants,
+    private_environment,
+    read_tail,
+)
+from autograder.sandbox import sandbox_command
+
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+REPLY_GRACE_SECONDS = 60  # beyond the job's own limit, before the zygote counts as hung
+
+
+def prctl(option: int, value: int) -> None:
+    ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+def exit_code(status: int) -> int:
+    """A child's wait status as a shell reports it (128 + signal); TIMED_OUT stays unambiguous."""
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        return 128 - code
+    return 1 if code == TIMED_OUT else code
+
+
+def run_child(job: dict, log_fd: int, reply_fd: int) -> None:
+    """In the forked child: take the job's folder, environment and limits, call its function, exit."""
+    code = 1
+    try:
+        os.close(reply_fd)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        os.setsid()
+        prctl(PR_SET_DUMPABLE, 1)  # the job's own memory is its own business
+        os.chdir(job["cwd"])
+        os.environ.clear()
+        os.environ.update(job["env"])
+        memory, file_size = job["memory"], job["file_size"]
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if job["threads"] and "torch" in sys.modules:  # preloaded before the job's OMP_NUM_THREADS was known
+            sys.modules["torch"].set_num_threads(job["threads"])
+        module, name = job["function"].split(":")
+        returned = getattr(importlib.import_module(module), name)(*job["args"])
+        code = returned if isinstance(returned, int) else 0
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+    except BaseException:  # noqa: BLE001 (whatever the job raised, the child reports it and exits)
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001, S110 (a closed stream must not keep the child alive)
+                pass
+        os._exit(code)
+
+
+def run_job(job: dict, reply_fd: int, scrub: list[Path]) -> dict:
+    """Fork the job's child, wait for it under the wall-clock limit, clean up after it."""
+    start = time.monotonic()
+    log_fd = os.open(job["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    pid = os.fork()
+    if pid == 0:
+        run_child(job, log_fd, reply_fd)
+    os.close(log_fd)
+    pidfd = os.pidfd_open(pid)
+    ready, _, _ = select.select([pidfd], [], [], job["wall"])
+    os.close(pidfd)
+    timed_out = not ready
+    if timed_out:
+        os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    kill_descendants()
+    for folder in scrub:
+        empty(folder)
+    returncode = TIMED_OUT if timed_out else exit_code(status)
+    return {"returncode": returncode, "timed_out": timed_out, "seconds": time.monotonic() - start}
+
+
+def stop_now(signum: int, frame: object) -> None:
+    kill_descendants()
+    os._exit(1)
+
+
+def empty(folder: Path) -> None:
+    """Remove what a job left in ``folder`` (the sandbox's /tmp), as far as it can be removed.
+
+    The zygote's own folder (its scratch, bound into the sandbox, may lie below /tmp) is kept.
+    """
+    scratch = Path.cwd()
+    for path in folder.iterdir():
+        if path == scratch or path in scratch.parents:
+            continue
+        try:
+            shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        except OSError:
+            continue
+
+
+def serve(preload: list[str], scrub: list[Path]) -> None:
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+    prctl(PR_SET_DUMPABLE, 0)  # children (student code) cannot read or trace the zygote's memory
+    prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # the grader's worker is gone: stop
+    signal.signal(signal.SIGTERM, stop_now)
+    reply_fd = os.dup(1)
+    os.dup2(2, 1)  # whatever a preloaded module prints cannot garble the answers
+    for name in preload:
+        importlib.import_module(name)
+    replies = os.fdopen(reply_fd, "w")
+    replies.write(json.dumps({"ready": True}) + "\n")
+    replies.flush()
+    for line in sys.stdin:
+        replies.write(json.dumps(run_job(json.loads(line), reply_fd, scrub)) + "\n")
+        replies.flush()
+    kill_descendants()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Fork a fresh, limited child per job read on stdin.")
+    parser.add_argument("--preload", nargs="*", default=[], help="modules to import once, before any job")
+    parser.add_argument("--scrub", nargs="*", type=Path, default=[], help="folders emptied after every job")
+    args = parser.parse_args()
+    serve(args.preload, args.scrub)
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """The bubblewrap sandbox a zygote and its jobs live in (see :func:`autograder.sandbox.sandbox_command`)."""
+
+    readable: tuple[Path, ...] = ()
+    network: bool = False
+
+
+class Zygote:
+    """The grader's handle on one zygote process; jobs run one at a time.
+
+    ``scratch`` is the zygote's own writable folder: a job's folder must lie inside it (it is
+    the only folder a sandboxed zygote can write). A zygote that dies or does not answer in
+    time is killed and replaced by a new one at the next job.
+    """
+
+    def __init__(self, preload: tuple[str, ...] = (), sandbox: SandboxSpec | None = None) -> None:
+        self.preload = preload
+        self.sandbox = sandbox
+        self.scratch = Path(tempfile.mkdtemp(prefix="zygote-")).resolve()
+        self.process: subprocess.Popen | None = None
+
+    def command(self) -> list[str]:
+        command = [sys.executable, "-m", "autograder.zygote", "--preload", *self.preload]
+        if self.sandbox is None:
+            return command
+        command += ["--scrub", "/tmp", "/dev/shm"]
+        readable = [PACKAGE_ROOT / "autograder", *self.sandbox.readable]
+        return sandbox_command(command, [self.scratch], readable, network=self.sandbox.network)
+
+    def start(self) -> None:
+        env = private_environment(self.scratch / "zygote-home")
+        self.process = subprocess.Popen(
+            self.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            cwd=self.scratch, env=env, text=True, start_new_session=True,
+        )  # fmt: skip
+        if self.read_reply(timeout=300) is None:
+            self.stop()
+            raise RuntimeError(f"the zygote {self.command()} did not start")
+
+    def read_reply(self, timeout: float) -> dict | None:
+        assert self.process is not None and self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        line = self.process.stdout.readline() if ready else ""
+        return json.loads(line) if line else None
+
+    def job_folder(self) -> Path:
+        """A new empty folder for one job, inside the zygote's scratch."""
+        folder = self.scratch / uuid.uuid4().hex
+        folder.mkdir()
+        return folder
+
+    def run(self, function: str, args: list, limits: Limits, workdir: Path) -> Outcome:
+        """Call ``function`` ("module:name") with ``args`` in a fresh child, in ``workdir`` under ``limits``.
+
+        The child's output goes to ``workdir/output.log``; an int the function returns is its exit code.
+        """
+        if self.process is None or self.process.poll() is not None:
+            self.start()
+        assert self.process is not None and self.process.stdin is not None
+        workdir.mkdir(parents=True, exist_ok=True)
+        log = workdir / "output.log"
+        job = {
+            "function": function, "args": args, "cwd": str(workdir), "log": str(log),
+            "env": private_environment(workdir / "home", limits.threads), "threads": limits.threads,
+            "wall": limits.wall_seconds, "memory": limits.memory_bytes, "file_size": limits.file_bytes,
+        }  # fmt: skip
+        start = time.monotonic()
+        try:
+            self.process.stdin.write(json.dumps(job) + "\n")
+            self.process.stdin.flush()
+            reply = self.read_reply(timeout=limits.wall_seconds + REPLY_GRACE_SECONDS)
+        except (BrokenPipeError, ValueError):
+            reply = None
+        if reply is None:  # the zygote died (a job killed it) or hangs: the job gets nothing
+            self.stop()
+            seconds = time.monotonic() - start
+            timed_out = seconds >= limits.wall_seconds
+            return Outcome(TIMED_OUT if timed_out else 137, timed_out, seconds, read_tail(log) + "\n[zygote lost]")
+        return Outcome(reply["returncode"], reply["timed_out"], reply["seconds"], read_tail(log))
+
+    def stop(self) -> None:
+        """Kill the zygote and every process under it."""
+        if self.process is None:
+            return
+        try:
+            processes = [psutil.Process(self.process.pid), *psutil.Process(self.process.pid).children(recursive=True)]
+        except psutil.NoSuchProcess:
+            processes = []
+        for process in processes:
+            try:
+                process.kill()
+            except psutil.NoSuchProcess:
+                pass
+        self.process.wait()
+        self.process = None
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+_local = threading.local()
+
+
+def shared_zygote(preload: tuple[str, ...], sandbox: SandboxSpec | None = None) -> Zygote:
+    """This thread's zygote for ``preload`` and ``sandbox``, started at its first job and kept.
+
+    Executors run many jobs per worker process (or thread): each keeps its zygotes between jobs.
+    """
+    zygotes: dict = _local.__dict__.setdefault("zygotes", {})
+    key = (preload, sandbox)
+    if key not in zygotes:
+        zygotes[key] = Zygote(preload, sandbox)
+        # Runs at exit in the main process and in multiprocessing workers alike (atexit does not run there).
+        multiprocessing.util.Finalize(None, zygotes[key].close, exitpriority=10)
+    return zygotes[key]
+
+
+if __name__ == "__main__":
+    main()
