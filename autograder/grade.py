@@ -45,6 +45,7 @@ from autograder.zygote import SandboxSpec, shared_zygote
 STOPPED = {"KeyboardInterrupt", "CellTimeoutError", "TimeoutError", "MemoryError", "DeadKernelError"}
 MAX_OUTPUT_CHARS = 20_000  # per output, in the autograded copy kept for formgrader and feedback
 NBGRADER_PRELOAD = ("autograder.autograde_child",)  # what the autograde zygote imports once
+KERNEL_PRELOAD = ("ipykernel.kernelapp",)  # and the kernel zygote, with the notebooks' own imports
 ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception|Interrupt)\b.*:")
 
 
@@ -86,9 +87,14 @@ def read_submission(path: Path) -> tuple[NotebookNode, list[str]]:
     return notebook, ["cell ids without format 4.5: format raised to 4.5"]
 
 
+def regular_file(path: Path) -> bool:
+    """A plain file, not a link (to the solutions, say) nor a FIFO that would block its reader."""
+    return path.is_file() and not path.is_symlink()
+
+
 def failure_messages(path: Path) -> dict[str, str]:
     """``{grade_id: message}`` for the graded test cells of an autograded notebook that failed."""
-    if not path.exists():
+    if not regular_file(path):
         return {}
     messages = {}
     for cell in nbformat.read(path, as_version=4).cells:
@@ -104,7 +110,7 @@ def failure_messages(path: Path) -> dict[str, str]:
 
 def interrupted_cells(path: Path) -> list[str]:
     """Notes on the ungraded cells of an autograded notebook that were stopped or ran out of memory."""
-    if not path.exists():
+    if not regular_file(path):
         return []
     notes = []
     for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
@@ -160,33 +166,43 @@ def grade_submission(job: GradeJob) -> SubmissionResult:
         result.repairs += [f"{name}: {repair}" for repair in repairs]
         result.flags += [f"{name}: {finding}" for finding in tamper.scan(notebooks[name], sources[name])]
 
-    with tempfile.TemporaryDirectory(prefix=f"grade-{job.student}-") as scratch:
-        course = Path(scratch) / "course"
-        (course / "grading").mkdir(parents=True)
-        shutil.copy(job.template_db, course / "grading" / "gradebook.db")
+    readable = tuple(readable_data(job.root))
+    modules = tuple(dict.fromkeys(module for source in sources.values() for module in tamper.notebook_modules(source)))
+    kernels = shared_zygote(KERNEL_PRELOAD + modules, SandboxSpec(readable, network=True) if job.sandbox else None,
+                            listen=True)  # fmt: skip
+    kernels.ensure_started()
+    # nbgrader writes only where the kernels write, and in its own scratch: a file the student's
+    # code turns into a link to the gradebook cannot make it write there.
+    sandbox = SandboxSpec(readable, network=True, writable=(kernels.scratch,)) if job.sandbox else None
+    nbgrader = shared_zygote(NBGRADER_PRELOAD, sandbox)
+    visible, private = kernels.job_folder(), nbgrader.job_folder()  # the course copy; its gradebook
+    try:
+        course, db = visible / "course", private / "gradebook.db"
+        shutil.copy(job.template_db, db)
         submitted = course / "grading" / "submitted" / job.student / job.assignment
-        shutil.copytree(job.submission, submitted)
+        shutil.copytree(job.submission, submitted, symlinks=True)  # a link to the course stays a dead link
         for name, notebook in notebooks.items():
             nbformat.write(notebook, submitted / f"{name}.ipynb")
-        readable = readable_data(job.root)
-        arguments = [str(course), job.assignment, job.student, job.limits.cell_timeout, job.sandbox,
-                     [str(path) for path in readable]]  # fmt: skip
-        outcome = shared_zygote(NBGRADER_PRELOAD).run("autograder.autograde_child:autograde", arguments, job.limits,
-                                                      Path(scratch) / "kernel")  # fmt: skip
-        scores = gradebook.kernel_scores(course / "grading" / "gradebook.db", job.assignment, job.student)
+        arguments = [str(course), str(db), job.assignment, job.student, job.limits.cell_timeout,
+                     str(kernels.socket_path), kernels.token]  # fmt: skip
+        outcome = nbgrader.run("autograder.autograde_child:autograde", arguments, job.limits, private / "nbgrader")
+        scores = gradebook.kernel_scores(db, job.assignment, job.student)
         if outcome.returncode != 0:  # nbgrader saves a submission with empty grades before it fails
             scores = None
         autograded = course / "grading" / "autograded" / job.student / job.assignment
         messages = {name: failure_messages(autograded / f"{name}.ipynb") for name in notebooks}
         problems += [note for name in notebooks for note in interrupted_cells(autograded / f"{name}.ipynb")]
-        keep_autograded(autograded, job)
+        keep_autograded(autograded, list(notebooks), job)
         clean: dict[str, dict[str, dict]] = {}
         # Only a test the kernel run passed can be overturned by the clean re-run.
         if job.clean_rerun and scores and any(scores.values()):
-            sandbox = SandboxSpec(readable=tuple(readable)) if job.sandbox else None
+            isolated = SandboxSpec(readable) if job.sandbox else None  # and without network
             for name, notebook in notebooks.items():
-                zygote = shared_zygote(tamper.notebook_modules(sources[name]), sandbox)
+                zygote = shared_zygote(tamper.notebook_modules(sources[name]), isolated)
                 clean[name] = tamper.clean_rerun(notebook, sources[name], job.limits, zygote)
+    finally:
+        shutil.rmtree(visible, ignore_errors=True)
+        shutil.rmtree(private, ignore_errors=True)
 
     for test in result.tests:
         kernel = min(test.max_score, (scores or {}).get((test.notebook, test.grade_id), 0.0))
@@ -224,13 +240,15 @@ def last_error(log: str) -> str:
     return lines[-1][:300] if lines else "no output (killed)"
 
 
-def keep_autograded(folder: Path, job: GradeJob) -> None:
+def keep_autograded(folder: Path, names: list[str], job: GradeJob) -> None:
     """Copy the autograded notebooks (outputs capped) to the real grading folder, for formgrader."""
     target = job.root / job.grading_directory / "autograded" / job.student / job.assignment
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
-    for path in sorted(folder.glob("*.ipynb")):
+    for path in [folder / f"{name}.ipynb" for name in names]:
+        if not regular_file(path):
+            continue
         try:
             nbformat.write(cap_outputs(nbformat.read(path, as_version=4)), target / path.name)
         except Exception:  # noqa: BLE001, S112 (a half-written copy is simply not kept)

@@ -14,6 +14,7 @@ import ast
 import builtins
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 from nbformat import NotebookNode
@@ -173,19 +174,23 @@ def bound_names(node: ast.AST) -> set[str]:
     return {target.id for target in targets if isinstance(target, ast.Name)}
 
 
-def notebook_bindings(source: NotebookNode) -> dict[str, str]:
-    """``{name: the statement that binds it}`` for the source notebook's own (non-answer) code."""
-    bindings: dict[str, str] = {}
+def own_statements(source: NotebookNode) -> Iterator[ast.stmt]:
+    """The top-level statements of the source notebook's own (non-answer) code cells, in order."""
     for cell in source.cells:
         if cell.cell_type != "code" or is_answer_cell(cell):
             continue
         try:
-            tree = ast.parse(without_magics(cell.source))
+            yield from ast.parse(without_magics(cell.source)).body
         except SyntaxError:
             continue
-        for node in tree.body:
-            for name in bound_names(node):
-                bindings[name] = ast.unparse(node) if isinstance(node, ast.Import | ast.ImportFrom) else ""
+
+
+def notebook_bindings(source: NotebookNode) -> dict[str, str]:
+    """``{name: the statement that binds it}`` for the source notebook's own (non-answer) code."""
+    bindings: dict[str, str] = {}
+    for node in own_statements(source):
+        for name in bound_names(node):
+            bindings[name] = ast.unparse(node) if isinstance(node, ast.Import | ast.ImportFrom) else ""
     return bindings
 
 
@@ -281,16 +286,9 @@ def read_results(path: Path) -> dict[str, dict]:
 def notebook_modules(source: NotebookNode) -> tuple[str, ...]:
     """The modules the notebook's own code imports, in order: what a clean-run zygote preloads."""
     modules: dict[str, None] = {}
-    for cell in source.cells:
-        if cell.cell_type != "code" or is_answer_cell(cell):
-            continue
-        try:
-            tree = ast.parse(without_magics(cell.source))
-        except SyntaxError:
-            continue
-        for node in tree.body:
-            if isinstance(node, ast.Import):
-                modules.update(dict.fromkeys(alias.name for alias in node.names))
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                modules[node.module] = None
+    for node in own_statements(source):
+        if isinstance(node, ast.Import):
+            modules.update(dict.fromkeys(alias.name for alias in node.names))
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            modules[node.module] = None
     return tuple(modules)

@@ -26,9 +26,11 @@ import json
 import multiprocessing.util
 import os
 import resource
+import secrets
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -55,6 +57,7 @@ from autograder.sandbox import sandbox_command
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
+RELAYED_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGKILL}
 REPLY_GRACE_SECONDS = 60  # beyond the job's own limit, before the zygote counts as hung
 
 
@@ -70,11 +73,23 @@ def exit_code(status: int) -> int:
     return 1 if code == TIMED_OUT else code
 
 
-def run_child(job: dict, log_fd: int, reply_fd: int) -> None:
-    """In the forked child: take the job's folder, environment and limits, call its function, exit."""
+@dataclass(frozen=True)
+class Scrub:
+    """Folders emptied after every job (a sandbox's /tmp), and the folders inside them to keep."""
+
+    folders: list[Path]
+    keep: list[Path]
+
+
+def run_child(job: dict, log_fd: int, inherited: list[int]) -> None:
+    """In the forked child: take the job's folder, environment and limits, call its function, exit.
+
+    ``inherited`` are the zygote's own descriptors (answers, sockets), closed before the job runs.
+    """
     code = 1
     try:
-        os.close(reply_fd)
+        for fd in inherited:
+            os.close(fd)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.dup2(log_fd, 1)
@@ -106,24 +121,50 @@ def run_child(job: dict, log_fd: int, reply_fd: int) -> None:
         os._exit(code)
 
 
-def run_job(job: dict, reply_fd: int, scrub: list[Path]) -> dict:
-    """Fork the job's child, wait for it under the wall-clock limit, clean up after it."""
+def relay(control: socket.socket, pid: int) -> bool:
+    """Pass the signals the job's requester sends ("signal 2" lines) to the job; False once it hung up."""
+    data = control.recv(4096)
+    for line in data.decode(errors="replace").splitlines():
+        name, _, number = line.partition(" ")
+        if name == "signal" and number.isdigit() and int(number) in RELAYED_SIGNALS:
+            try:
+                os.killpg(pid, int(number))
+            except ProcessLookupError:
+                pass
+    return bool(data)
+
+
+def run_job(job: dict, inherited: list[int], scrub: Scrub, control: socket.socket | None = None) -> dict:
+    """Fork the job's child, wait for it under the wall-clock limit, clean up after it.
+
+    With ``control`` (the connection the job came on), signals read there go to the job, and
+    the job is killed when the requester hangs up.
+    """
     start = time.monotonic()
-    log_fd = os.open(job["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        log_fd = os.open(job["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        log_fd = os.open(os.devnull, os.O_WRONLY)
     pid = os.fork()
     if pid == 0:
-        run_child(job, log_fd, reply_fd)
+        run_child(job, log_fd, inherited)
     os.close(log_fd)
     pidfd = os.pidfd_open(pid)
-    ready, _, _ = select.select([pidfd], [], [], job["wall"])
+    deadline = start + job["wall"]
+    watched = [pidfd] + ([control] if control else [])
+    timed_out = ended = hung_up = False
+    while not (ended or hung_up or timed_out):
+        ready, _, _ = select.select(watched, [], [], max(0.0, deadline - time.monotonic()))
+        ended = pidfd in ready
+        hung_up = control in ready and not ended and not relay(control, pid)
+        timed_out = not ready
     os.close(pidfd)
-    timed_out = not ready
-    if timed_out:
+    if not ended:
         os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
     kill_descendants()
-    for folder in scrub:
-        empty(folder)
+    for folder in scrub.folders:
+        empty(folder, scrub.keep)
     returncode = TIMED_OUT if timed_out else exit_code(status)
     return {"returncode": returncode, "timed_out": timed_out, "seconds": time.monotonic() - start}
 
@@ -133,14 +174,13 @@ def stop_now(signum: int, frame: object) -> None:
     os._exit(1)
 
 
-def empty(folder: Path) -> None:
+def empty(folder: Path, keep: list[Path]) -> None:
     """Remove what a job left in ``folder`` (the sandbox's /tmp), as far as it can be removed.
 
-    The zygote's own folder (its scratch, bound into the sandbox, may lie below /tmp) is kept.
+    The folders bound into the sandbox (``keep``: the scratch folders, which may lie below /tmp) stay.
     """
-    scratch = Path.cwd()
     for path in folder.iterdir():
-        if path == scratch or path in scratch.parents:
+        if any(path == kept or path in kept.parents for kept in keep):
             continue
         try:
             shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
@@ -148,21 +188,59 @@ def empty(folder: Path) -> None:
             continue
 
 
-def serve(preload: list[str], scrub: list[Path]) -> None:
+def serve_connection(server: socket.socket, token: str, own: list[int], scrub: Scrub) -> None:
+    """One job from a client of the socket (a kernel stub): checked against the token, answered there."""
+    connection, _ = server.accept()
+    with connection:
+        connection.settimeout(10)
+        try:
+            request = json.loads(connection.makefile("r").readline())
+        except (OSError, ValueError):
+            return
+        if not isinstance(request, dict) or not secrets.compare_digest(str(request.get("token")), token):
+            return
+        connection.settimeout(None)
+        try:
+            reply = run_job(request["job"], [*own, connection.fileno()], scrub, connection)
+        except (KeyError, TypeError, ValueError, OSError) as error:  # a malformed job fails alone
+            reply = {"returncode": 1, "timed_out": False, "seconds": 0.0, "error": repr(error)}
+        try:
+            connection.sendall((json.dumps(reply) + "\n").encode())
+        except OSError:
+            pass
+
+
+def serve(preload: list[str], scrub: Scrub, listen: Path | None) -> None:
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     prctl(PR_SET_DUMPABLE, 0)  # children (student code) cannot read or trace the zygote's memory
     prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # the grader's worker is gone: stop
     signal.signal(signal.SIGTERM, stop_now)
     reply_fd = os.dup(1)
     os.dup2(2, 1)  # whatever a preloaded module prints cannot garble the answers
+    requests = os.fdopen(os.dup(0), "r")
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    token = requests.readline().strip() if listen else ""  # on stdin: no other process can read it
+    server = None
+    if listen:
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(str(listen))
+        server.listen(4)
+    own = [reply_fd, requests.fileno()] + ([server.fileno()] if server else [])
     for name in preload:
         importlib.import_module(name)
     replies = os.fdopen(reply_fd, "w")
     replies.write(json.dumps({"ready": True}) + "\n")
     replies.flush()
-    for line in sys.stdin:
-        replies.write(json.dumps(run_job(json.loads(line), reply_fd, scrub)) + "\n")
-        replies.flush()
+    while True:
+        ready, _, _ = select.select([requests] + ([server] if server else []), [], [])
+        if server in ready:
+            serve_connection(server, token, own, scrub)
+        if requests in ready:
+            line = requests.readline()
+            if not line:
+                break
+            replies.write(json.dumps(run_job(json.loads(line), own, scrub)) + "\n")
+            replies.flush()
     kill_descendants()
 
 
@@ -170,8 +248,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Fork a fresh, limited child per job read on stdin.")
     parser.add_argument("--preload", nargs="*", default=[], help="modules to import once, before any job")
     parser.add_argument("--scrub", nargs="*", type=Path, default=[], help="folders emptied after every job")
+    parser.add_argument("--keep", nargs="*", type=Path, default=[], help="folders the scrub leaves alone")
+    parser.add_argument("--listen", type=Path, help="also take jobs on this Unix socket (token first on stdin)")
     args = parser.parse_args()
-    serve(args.preload, args.scrub)
+    serve(args.preload, Scrub(args.scrub, args.keep), args.listen)
 
 
 @dataclass(frozen=True)
@@ -180,6 +260,7 @@ class SandboxSpec:
 
     readable: tuple[Path, ...] = ()
     network: bool = False
+    writable: tuple[Path, ...] = ()  # besides the zygote's own scratch
 
 
 class Zygote:
@@ -187,32 +268,53 @@ class Zygote:
 
     ``scratch`` is the zygote's own writable folder: a job's folder must lie inside it (it is
     the only folder a sandboxed zygote can write). A zygote that dies or does not answer in
-    time is killed and replaced by a new one at the next job.
+    time is killed and replaced by a new one at the next job. With ``listen`` it also takes
+    jobs from other processes (kernel stubs) on the Unix socket ``socket_path``, from a client
+    that knows ``token``.
     """
 
-    def __init__(self, preload: tuple[str, ...] = (), sandbox: SandboxSpec | None = None) -> None:
+    def __init__(self, preload: tuple[str, ...] = (), sandbox: SandboxSpec | None = None, listen: bool = False) -> None:
         self.preload = preload
         self.sandbox = sandbox
+        self.listen = listen
         self.scratch = Path(tempfile.mkdtemp(prefix="zygote-")).resolve()
+        self.socket_path = self.scratch / "zygote.sock"  # renamed at every start
+        self.token = ""
         self.process: subprocess.Popen | None = None
 
     def command(self) -> list[str]:
         command = [sys.executable, "-m", "autograder.zygote", "--preload", *self.preload]
+        if self.listen:
+            command += ["--listen", str(self.socket_path)]
         if self.sandbox is None:
             return command
-        command += ["--scrub", "/tmp", "/dev/shm"]
+        writable = [self.scratch, *self.sandbox.writable]
+        command += ["--scrub", "/tmp", "/dev/shm", "--keep", *map(str, writable)]
         readable = [PACKAGE_ROOT / "autograder", *self.sandbox.readable]
-        return sandbox_command(command, [self.scratch], readable, network=self.sandbox.network)
+        return sandbox_command(command, writable, readable, network=self.sandbox.network)
 
     def start(self) -> None:
+        # A new socket name for every start: a job may have left anything at the old one.
+        self.socket_path = self.scratch / f"zygote-{uuid.uuid4().hex[:8]}.sock"
         env = private_environment(self.scratch / "zygote-home")
         self.process = subprocess.Popen(
             self.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             cwd=self.scratch, env=env, text=True, start_new_session=True,
         )  # fmt: skip
+        if self.listen:
+            self.token = secrets.token_hex(16)
+            assert self.process.stdin is not None
+            self.process.stdin.write(self.token + "\n")
+            self.process.stdin.flush()
         if self.read_reply(timeout=300) is None:
             self.stop()
             raise RuntimeError(f"the zygote {self.command()} did not start")
+
+    def ensure_started(self) -> None:
+        """Start the zygote, or a new one if the last died (a job may kill it)."""
+        if self.process is None or self.process.poll() is not None:
+            self.stop()
+            self.start()
 
     def read_reply(self, timeout: float) -> dict | None:
         assert self.process is not None and self.process.stdout is not None
@@ -231,8 +333,7 @@ class Zygote:
 
         The child's output goes to ``workdir/output.log``; an int the function returns is its exit code.
         """
-        if self.process is None or self.process.poll() is not None:
-            self.start()
+        self.ensure_started()
         assert self.process is not None and self.process.stdin is not None
         workdir.mkdir(parents=True, exist_ok=True)
         log = workdir / "output.log"
@@ -279,15 +380,15 @@ class Zygote:
 _local = threading.local()
 
 
-def shared_zygote(preload: tuple[str, ...], sandbox: SandboxSpec | None = None) -> Zygote:
-    """This thread's zygote for ``preload`` and ``sandbox``, started at its first job and kept.
+def shared_zygote(preload: tuple[str, ...], sandbox: SandboxSpec | None = None, listen: bool = False) -> Zygote:
+    """This thread's zygote for these arguments, started at its first job and kept.
 
     Executors run many jobs per worker process (or thread): each keeps its zygotes between jobs.
     """
     zygotes: dict = _local.__dict__.setdefault("zygotes", {})
-    key = (preload, sandbox)
+    key = (preload, sandbox, listen)
     if key not in zygotes:
-        zygotes[key] = Zygote(preload, sandbox)
+        zygotes[key] = Zygote(preload, sandbox, listen)
         # Runs at exit in the main process and in multiprocessing workers alike (atexit does not run there).
         multiprocessing.util.Finalize(None, zygotes[key].close, exitpriority=10)
     return zygotes[key]

@@ -181,6 +181,13 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
     return with_answer(solution(), "sdpa", answer)
 
 
+def links_notebook_elsewhere(root: Path) -> NotebookNode:
+    """Swaps its own notebook for a link to a classmate's: nbgrader's final write would follow it."""
+    victim = root / "grading" / "submitted" / "good" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    swap = f"import os\nos.remove({ASSIGNMENT + '.ipynb'!r})\nos.symlink({str(victim)!r}, {ASSIGNMENT + '.ipynb'!r})\n"
+    return with_cell_after(solution(), "padding_mask", swap)
+
+
 CASES = [
     Case("good", lambda root: solution()),
     Case("blank", lambda root: release()),
@@ -202,6 +209,7 @@ CASES = [
     Case("reads_hidden", reads_hidden),
     Case("writes_outside", writes_outside),
     Case("writes_from_function", writes_from_function),
+    Case("links_notebook_elsewhere", links_notebook_elsewhere),
     Case("os_exit", lambda root: with_cell_after(solution(), "padding_mask", "import os\nos._exit(3)")),
     Case("huge_output", lambda root: with_cell_after(
         solution(), "padding_mask", "for i in range(20):\n    print(str(i) * 500_000)")),  # fmt: skip
