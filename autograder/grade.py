@@ -1,13 +1,14 @@
 """``grade``: autograde every submission in its own limited process and course copy, then merge.
 
-One job (:func:`grade_submission`) grades one student's assignment: it checks the files,
-scans them, copies them with a fresh gradebook (the assignment's definition only) into a
-temporary course, runs nbgrader's autograde there in a limited child of a zygote that has
-nbgrader loaded (:mod:`autograder.zygote`), re-runs the graded tests cleanly in a sandboxed
-child of a zygote that has the notebook's modules loaded (:mod:`autograder.tamper`) and
-returns a picklable :class:`~autograder.results.SubmissionResult`. Jobs run on any
-``concurrent.futures`` executor, whose workers keep their zygotes from job to job; only the
-calling process writes to the real gradebook, one result at a time.
+One job (:func:`grade_submission`) grades one student's assignment: it checks the files and
+scans them, copies them into a temporary course inside the kernel zygote's sandbox and the
+assignment's gradebook (its definition only) outside it, runs nbgrader's autograde there in
+a limited child of a zygote that has nbgrader loaded, whose kernels are forked by a zygote
+that has ipykernel and the notebook's modules loaded (:mod:`autograder.zygote`,
+:mod:`autograder.kernelstub`), re-runs the graded tests cleanly in a child of a third zygote
+(:mod:`autograder.tamper`) and returns a picklable :class:`~autograder.results.SubmissionResult`.
+Jobs run on any ``concurrent.futures`` executor, whose workers keep their zygotes from job to
+job; only the calling process writes to the real gradebook, one result at a time.
 """
 
 import dataclasses

@@ -2,6 +2,7 @@
 
 import json
 import os
+import socket
 import time
 import zipfile
 from collections.abc import Iterator
@@ -212,3 +213,24 @@ def test_collect_sorts_an_lms_download(tmp_path: Path) -> None:
     assert found.unreadable == [f"brokenbob_7_{ASSIGNMENT}.ipynb"]
     placed = root / "grading" / "submitted" / "smithjane" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     assert json.loads(placed.read_text())["cells"]
+
+
+def test_the_kernel_socket_serves_only_who_knows_the_token(tmp_path: Path) -> None:
+    """The socket lies in a folder student code can reach: a job without the token is never run."""
+    zygote = Zygote(listen=True)
+    try:
+        zygote.ensure_started()
+        marker = tmp_path / "ran"
+        job = {"function": "os:mkdir", "args": [str(marker)], "cwd": str(tmp_path), "log": os.devnull,
+               "env": {}, "threads": None, "wall": 10, "memory": -1, "file_size": -1}  # fmt: skip
+        answers = []
+        for token in ("not the token", zygote.token):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+                client.connect(str(zygote.socket_path))
+                client.sendall((json.dumps({"token": token, "job": job}) + "\n").encode())
+                answers.append(client.makefile("r").readline())
+                if token != zygote.token:
+                    assert not marker.exists(), "a job with a wrong token ran"
+    finally:
+        zygote.close()
+    assert answers[0] == "" and json.loads(answers[1])["returncode"] == 0 and marker.exists()
