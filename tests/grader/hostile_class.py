@@ -23,9 +23,13 @@ ASSIGNMENT = "01_attention"
 # Small limits keep the suite short: the solution needs about 10 s in the kernel, its slowest
 # cell (the imports) up to 8 s when two kernels start at once.
 LIMITS = Limits(wall_seconds=75, memory_bytes=3 * 2**30, cell_timeout=20)
-NO_SCALING = """
+
+
+def attention_answer(scale: str, first: str = "") -> str:
+    """An answer for ``sdpa``: ``first`` lines run on every call, ``scale`` divides the scores (or not)."""
+    return f"""
 def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
-    scores = query @ key.transpose(-2, -1)
+{first}    scores = query @ key.transpose(-2, -1){scale}
     if mask is not None:
         scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
     weights = scores.softmax(dim=-1)
@@ -33,6 +37,9 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
         weights = dropout(weights)
     return weights @ value, weights
 """
+
+
+NO_SCALING = attention_answer(scale="")
 
 
 def solution() -> NotebookNode:
@@ -162,22 +169,14 @@ for target in {vandal_targets(root)!r}:
 
 def writes_from_function(root: Path) -> NotebookNode:
     """A correct answer that also tries to overwrite files each time the tests call it (clean re-run too)."""
-    answer = f"""
-def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
-    for target in {vandal_targets(root)!r}:
+    vandal = f"""    for target in {vandal_targets(root)!r}:
         try:
             with open(target, "w") as handle:
                 handle.write("overwritten by a student")
         except OSError:
             pass
-    scores = query @ key.transpose(-2, -1) / math.sqrt(query.size(-1))
-    if mask is not None:
-        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-    weights = scores.softmax(dim=-1)
-    if dropout is not None:
-        weights = dropout(weights)
-    return weights @ value, weights
 """
+    answer = attention_answer(scale=" / math.sqrt(query.size(-1))", first=vandal)
     return with_answer(solution(), "sdpa", answer)
 
 
