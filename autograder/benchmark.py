@@ -20,21 +20,16 @@ from nbformat import NotebookNode
 from autograder.course import REPO_ROOT, assignment_ids, release_notebook, source_notebook
 from autograder.grade import grade
 from autograder.isolation import Limits
-from autograder.notebooks import grade_id, is_answer_cell
+from autograder.notebooks import fill_answers, grade_id, is_answer_cell, reference_answers
 
 
 def submissions(assignment: str, count: int) -> list[NotebookNode]:
     """``count`` student notebooks: all answers, none, and the first half, in turn."""
-    answers = {grade_id(c): c.source for c in nbformat.read(source_notebook(assignment), 4).cells if is_answer_cell(c)}
-    made = []
-    for index in range(count):
-        notebook = nbformat.read(release_notebook(assignment), 4)
-        cells = [cell for cell in notebook.cells if is_answer_cell(cell)]
-        solved = {0: cells, 1: [], 2: cells[: len(cells) // 2]}[index % 3]
-        for cell in solved:
-            cell.source = "\n".join(line for line in answers[grade_id(cell)].splitlines() if "### " not in line)
-        made.append(notebook)
-    return made
+    answers = reference_answers(nbformat.read(source_notebook(assignment), 4))
+    release = nbformat.read(release_notebook(assignment), 4)
+    answer_ids = [grade_id(cell) for cell in release.cells if is_answer_cell(cell)]
+    solved = {0: answer_ids, 1: [], 2: answer_ids[: len(answer_ids) // 2]}
+    return [fill_answers(release, {name: answers[name] for name in solved[index % 3]}) for index in range(count)]
 
 
 def make_course(root: Path, assignment: str, count: int) -> None:

@@ -1,6 +1,13 @@
-"""Which cells of an nbgrader notebook are answers, tests and written answers."""
+"""Which cells of an nbgrader notebook are answers, tests and written answers, and how a student fills them."""
 
+import copy
+import re
+from collections.abc import Mapping
+
+import nbformat
 from nbformat import NotebookNode
+
+SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
 
 
 def nbgrader_meta(cell: NotebookNode) -> dict:
@@ -20,3 +27,26 @@ def is_answer_cell(cell: NotebookNode) -> bool:
 def is_graded_test_cell(cell: NotebookNode) -> bool:
     meta = nbgrader_meta(cell)
     return cell.cell_type == "code" and meta.get("grade", False) and not meta.get("solution", False)
+
+
+def is_student_cell(cell: NotebookNode) -> bool:
+    """A cell the student writes: a code answer or a written (manually graded) answer."""
+    return bool(nbgrader_meta(cell).get("solution", False))
+
+
+def reference_answers(source: NotebookNode) -> dict[str, str]:
+    """Every cell a student writes, as the source notebook holds it, without nbgrader's solution markers."""
+    return {
+        grade_id(cell): SOLUTION_MARKER.sub("", cell.source)
+        for cell in source.cells
+        if is_student_cell(cell) and grade_id(cell)
+    }
+
+
+def fill_answers(release: NotebookNode, answers: Mapping[str, str]) -> NotebookNode:
+    """A copy of ``release`` with the cells named in ``answers`` (by grade id) filled in, as a student would."""
+    filled = nbformat.from_dict(copy.deepcopy(release))
+    for cell in filled.cells:
+        if grade_id(cell) in answers:
+            cell.source = answers[grade_id(cell)]
+    return filled

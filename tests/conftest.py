@@ -12,14 +12,13 @@ os.environ["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # keeps debugpy's frozen-mod
 # nbgrader runs `alembic` by name: put this interpreter's bin folder first.
 os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 
-from harness import combined_variants, inprocess_notebook  # noqa: E402
-from inprocess import InProcessNotebook  # noqa: E402
-from nbgrader_course import GradedRun, grade_reference_submissions  # noqa: E402
-from notebook_tools import read  # noqa: E402
-from variants import VARIANTS  # noqa: E402
-
 from autograder import course  # noqa: E402
 from autograder.course import assignment_ids  # noqa: E402
+from tests.support.harness import combined_variants, inprocess_notebook  # noqa: E402
+from tests.support.inprocess import InProcessNotebook  # noqa: E402
+from tests.support.nbgrader_course import GradedRun, grade_reference_submissions  # noqa: E402
+from tests.support.notebooks import read  # noqa: E402
+from tests.variants import VARIANTS  # noqa: E402
 
 ASSIGNMENTS = assignment_ids()
 TIMINGS: dict[str, float] = {}

@@ -1,9 +1,10 @@
 """Real `nbgrader autograde` runs in a temporary course (one per assignment, shared by these tests)."""
 
-from harness import combined_variants, inprocess_notebook
 from nbgrader.validator import Validator
 
-NOTEBOOK_BUDGET_SECONDS = 120  # COURSE_SPEC section 5: fast mode, 2-core CPU, top to bottom
+from tests.support.harness import combined_variants, inprocess_notebook
+
+NOTEBOOK_BUDGET_SECONDS = 120  # the course's fast-mode budget per notebook, top to bottom on 2 cores
 
 
 def test_reference_solution_scores_full_marks(graded):

@@ -4,7 +4,9 @@ import re
 from collections import Counter
 
 import nbformat
-from notebook_tools import (
+
+from autograder.notebooks import grade_id, nbgrader_meta
+from tests.support.notebooks import (
     answer_cells,
     code_lines,
     ends_in_statement,
@@ -13,8 +15,6 @@ from notebook_tools import (
     todos,
     without_hidden_tests,
 )
-
-from autograder.notebooks import grade_id, nbgrader_meta
 
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 

@@ -1,18 +1,16 @@
 """Mutants (realistic wrong answers) must lose points; alternatives (other correct answers) must not.
 
-Graded with the in-process runner (tests/inprocess.py); test_autograde.py checks that a
+Graded with the in-process runner (tests/support/inprocess.py); test_autograde.py checks that a
 real nbgrader run agrees with it.
 """
 
-from harness import variant_answer
-from variants import VARIANTS
-
 from autograder.course import assignment_ids
+from tests.support.harness import variant_answer
+from tests.support.notebooks import answer_cells
+from tests.variants import VARIANTS
 
 
 def test_every_answer_cell_has_mutants_and_an_alternative(source_nb, assignment):
-    from notebook_tools import answer_cells
-
     for cell in answer_cells(source_nb):
         kinds = [v.kind for v in VARIANTS.get(assignment, []) if v.cell == cell]
         assert kinds.count("mutant") >= 3, f"{assignment}/{cell}: at least 3 mutants"

@@ -1,10 +1,10 @@
 """The hostile class (see hostile_class.py), graded once per session by ``autograder.grade``."""
 
 import pytest
-from hostile_class import ASSIGNMENT, CASES, LIMITS, GradedClass, make_course, submit
 
 from autograder.course import source_notebook
 from autograder.grade import grade
+from tests.grader.hostile_class import ASSIGNMENT, CASES, LIMITS, GradedClass, make_course, submit
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -16,7 +16,7 @@ from nbformat.v4 import new_code_cell
 
 from autograder.course import REPO_ROOT, release_notebook, source_notebook
 from autograder.isolation import Limits
-from autograder.notebooks import grade_id, is_answer_cell
+from autograder.notebooks import fill_answers, grade_id, is_graded_test_cell, nbgrader_meta, reference_answers
 from autograder.results import SubmissionResult
 
 ASSIGNMENT = "01_attention"
@@ -44,13 +44,13 @@ NO_SCALING = attention_answer(scale="")
 
 def solution() -> NotebookNode:
     """What a good student hands in: the release notebook with the reference answers filled in."""
+    return fill_answers(release(), reference_answers(nbformat.read(source_notebook(ASSIGNMENT), as_version=4)))
+
+
+def points_per_test() -> dict[str, float]:
+    """Points of every graded test cell of the notebook, by grade id."""
     source = nbformat.read(source_notebook(ASSIGNMENT), as_version=4)
-    answers = {grade_id(cell): cell.source for cell in source.cells if is_answer_cell(cell)}
-    notebook = release()
-    for cell in notebook.cells:
-        if is_answer_cell(cell):
-            cell.source = "\n".join(line for line in answers[grade_id(cell)].splitlines() if "### " not in line)
-    return notebook
+    return {grade_id(cell): nbgrader_meta(cell)["points"] for cell in source.cells if is_graded_test_cell(cell)}
 
 
 def release() -> NotebookNode:

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import distributed  # a pinned requirement: this test never skips
 import pytest
-from hostile_class import ASSIGNMENT, LIMITS, Case, make_course, release, solution, submit
 
 from autograder.grade import grade
 from autograder.results import Status
+from tests.grader.hostile_class import ASSIGNMENT, LIMITS, Case, make_course, release, solution, submit
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,6 @@ from pathlib import Path
 import nbformat
 import pandas as pd
 import pytest
-from hostile_class import ASSIGNMENT, LIMITS, GradedClass
 from nbgrader.api import Gradebook
 
 from autograder.cli import main
@@ -16,11 +15,15 @@ from autograder.gradebook import sqlite_url
 from autograder.report import write_report
 from autograder.results import Status
 from autograder.sandbox import bwrap_available
+from tests.grader.hostile_class import ASSIGNMENT, LIMITS, GradedClass, points_per_test
 
-FULL = 16.0  # the autograded points of 01_attention
-SDPA_TESTS = ["sdpa_shapes", "sdpa_softmax_axis", "sdpa_values", "sdpa_mask", "sdpa_robust_masking", "sdpa_dropout",
-              "sdpa_dtype_device"]  # fmt: skip
-MASK_POINTS = 5.0  # the causal_mask and padding_mask tests that do not call scaled_dot_product_attention
+POINTS = points_per_test()  # grade id -> points of every graded test cell of the hostile class's notebook
+FULL = sum(POINTS.values())
+SDPA_TESTS = [name for name in POINTS if name.startswith("sdpa_")]
+# The causal_mask and padding_mask tests that do not call scaled_dot_product_attention.
+MASK_POINTS = sum(p for name, p in POINTS.items() if name.startswith(("causal_mask_", "padding_mask_"))) - POINTS[
+    "padding_mask_broadcast"
+]
 
 pytestmark = pytest.mark.slow
 
@@ -30,8 +33,8 @@ EXPECTED = {
     "blank": (Status.GRADED, 0.0, 0.0, ""),
     "nothing_submitted": (Status.MISSING, 0.0, 0.0, "not submitted"),
     "invalid_json": (Status.UNREADABLE, 0.0, 0.0, "unreadable"),
-    "deleted_test": (Status.GRADED, FULL - 2, 0.0, "deleted cell 'sdpa_values' restored"),
-    "edited_test": (Status.GRADED, FULL - 2, 0.0, "edited test cell 'sdpa_values' restored"),
+    "deleted_test": (Status.GRADED, FULL - POINTS["sdpa_values"], 0.0, "deleted cell 'sdpa_values' restored"),
+    "edited_test": (Status.GRADED, FULL - POINTS["sdpa_values"], 0.0, "edited test cell 'sdpa_values' restored"),
     "duplicate_ids": (Status.GRADED, FULL, FULL, "duplicate grade id 'causal_mask'"),
     "loop_top_level": (Status.GRADED, FULL, FULL, "(cell time or memory limit)"),
     "memory_hog": (Status.GRADED, MASK_POINTS, MASK_POINTS, ""),
@@ -134,7 +137,7 @@ def test_report_and_cli_export(graded_class: GradedClass, tmp_path: Path) -> Non
     assert main(["--root", str(graded_class.root), "export", "--output", str(tmp_path / "grades.csv")]) == 0
     frame = pd.read_csv(tmp_path / "grades.csv")
     assert frame.set_index("student").loc["invalid_json", "status"] == "unreadable"
-    assert frame.set_index("student").loc["good", "01_attention total"] == FULL
+    assert frame.set_index("student").loc["good", f"{ASSIGNMENT} total"] == FULL
 
 
 def test_grading_again_skips_unchanged_and_redoes_changed(graded_class: GradedClass) -> None:

@@ -11,15 +11,16 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
-from hostile_class import ASSIGNMENT, cell_index, make_course, release, solution
 
 from autograder import tamper
 from autograder.collect import collect
+from autograder.course import release_notebook, source_notebook
 from autograder.isolation import Limits, Outcome
-from autograder.notebooks import grade_id, nbgrader_meta
+from autograder.notebooks import fill_answers, grade_id, nbgrader_meta, reference_answers
 from autograder.sandbox import bwrap_available
 from autograder.sanitize import sanitize_notebook
 from autograder.zygote import SandboxSpec, Zygote
+from tests.grader.hostile_class import ASSIGNMENT, cell_index, make_course, release, solution
 
 
 def test_sanitize_leaves_a_clean_notebook_alone() -> None:
@@ -81,16 +82,16 @@ def test_sanitize_repairs_each_kind_of_damage() -> None:
     ],
 )
 def test_scan_names_the_trick(code: str, finding: str) -> None:
-    source = nbformat.read(Path(__file__).parents[2] / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    source = nbformat.read(source_notebook(ASSIGNMENT), 4)
     findings = tamper.scan_source(code, tamper.notebook_bindings(source))
     assert any(finding in f for f in findings), findings
 
 
-def test_scan_is_quiet_on_honest_answers() -> None:
-    assert tamper.scan(solution(), nbformat.read(Path(__file__).parents[2] / "solutions" / ASSIGNMENT /
-                                                 f"{ASSIGNMENT}.ipynb", 4)) == []  # fmt: skip
-    assert tamper.scan(release(), nbformat.read(Path(__file__).parents[2] / "solutions" / ASSIGNMENT /
-                                                f"{ASSIGNMENT}.ipynb", 4)) == []  # fmt: skip
+def test_scan_is_quiet_on_honest_answers(assignment: str) -> None:
+    source = nbformat.read(source_notebook(assignment), 4)
+    blank = nbformat.read(release_notebook(assignment), 4)
+    assert tamper.scan(fill_answers(blank, reference_answers(source)), source) == []
+    assert tamper.scan(blank, source) == []
 
 
 def test_clean_run_keeps_definitions_only() -> None:

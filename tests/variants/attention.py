@@ -1,6 +1,8 @@
 """Variants of the answers of 01_attention: realistic mistakes (mutants) and other correct answers."""
 
-from variants.spec import alternative, mutant
+from tests.variants.spec import alternative, mutant
+
+ASSIGNMENT = "01_attention"
 
 SCALE = ("/ math.sqrt(d_k)", "")
 FILL = "torch.finfo(scores.dtype).min"
@@ -61,6 +63,21 @@ VARIANTS = [
         (DROPOUT_THEN_OUTPUT, "        return dropout(weights @ value), weights\n    output = weights @ value\n"),
     ),
     mutant("sdpa", "dropout_ignored", ("        weights = dropout(weights)\n", "        pass\n")),
+    mutant(
+        "sdpa",
+        "output_from_the_builtin",
+        source="""
+        def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
+            scores = query @ key.transpose(-2, -1) / math.sqrt(query.size(-1))
+            if mask is not None:
+                scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+            weights = scores.softmax(dim=-1)
+            if dropout is not None:
+                weights = dropout(weights)
+                return weights @ value, weights
+            return F.scaled_dot_product_attention(query, key, value, attn_mask=mask), weights
+        """,
+    ),
     # --- scaled_dot_product_attention: other correct answers ---
     alternative(
         "sdpa",

@@ -9,10 +9,10 @@ import nbformat
 from nbformat import NotebookNode
 from nbgrader.api import Gradebook
 from nbgrader.apps import NbGraderAPI
-from notebook_tools import read
 
 from autograder import course
-from autograder.notebooks import grade_id, nbgrader_meta
+from autograder.notebooks import fill_answers, reference_answers
+from tests.support.notebooks import read
 
 
 @dataclass
@@ -35,21 +35,6 @@ class GradedRun:
 
     def failed_cells(self, student: str) -> set[str]:
         return {name for name, c in self.scores[student].items() if (c.auto_score or 0.0) < c.max_score}
-
-
-def submission_with_answers(release: NotebookNode, answers: dict[str, str]) -> NotebookNode:
-    """The release notebook with the given answer cells (by grade id) filled in, as a student would."""
-    submission = nbformat.from_dict(release)
-    for cell in submission.cells:
-        if grade_id(cell) in answers:
-            cell.source = answers[grade_id(cell)]
-    return submission
-
-
-def reference_answers(assignment: str) -> dict[str, str]:
-    """Every cell a student writes (code answers and written answers), as the solutions hold it."""
-    source = read(course.source_notebook(assignment))
-    return {grade_id(cell): cell.source for cell in source.cells if nbgrader_meta(cell).get("solution")}
 
 
 def make_course(assignment: str, root: Path) -> NbGraderAPI:
@@ -88,10 +73,11 @@ def grade_reference_submissions(
     """Autograde the reference answers, the untouched release, and any ``extra`` student -> answers."""
     api = make_course(assignment, root)
     release = read(root / course.RELEASE_DIRECTORY / assignment / f"{assignment}.ipynb")
-    students = {"reference": reference_answers(assignment), "untouched": {}, **(extra or {})}
+    reference = reference_answers(read(course.source_notebook(assignment)))
+    students = {"reference": reference, "untouched": {}, **(extra or {})}
     run = GradedRun(root)
     for student, answers in students.items():
-        submit(root, assignment, student, submission_with_answers(release, answers))
+        submit(root, assignment, student, fill_answers(release, answers))
         start = time.perf_counter()
         run.scores[student] = autograde(api, root, assignment, student)
         run.seconds[student] = time.perf_counter() - start

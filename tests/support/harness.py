@@ -2,11 +2,10 @@
 
 import functools
 
-from inprocess import InProcessNotebook
-from notebook_tools import answer_cells, read
-from variants import VARIANTS, Variant
-
 from autograder import course
+from tests.support.inprocess import InProcessNotebook
+from tests.support.notebooks import answer_cells, read
+from tests.variants import VARIANTS, Variant
 
 
 @functools.cache
