@@ -91,3 +91,25 @@ def test_plots_return_titled_labelled_figures():
     assert picture.axes[0].get_title() == "causal"
     with pytest.raises(ValueError, match="2-D"):
         plots.mask_image(torch.ones(2, 2, 2, dtype=torch.bool), "3-D")
+
+
+def test_check_rebuilt_without_sees_the_builtin_however_it_was_imported():
+    import torch.nn.functional as F
+    from torch.nn.functional import scaled_dot_product_attention as renamed
+
+    q = torch.randn(1, 2, 4)
+    with checks.check_rebuilt_without("mine", F.multi_head_attention_forward):
+        renamed(q, q, q)  # a function that is not forbidden passes
+    with pytest.raises(AssertionError, match="mine calls torch's own scaled_dot_product_attention"):
+        with checks.check_rebuilt_without("mine", F.scaled_dot_product_attention):
+            renamed(q, q, q)
+    layer = torch.nn.MultiheadAttention(4, 2, batch_first=True)
+    with pytest.raises(AssertionError, match="multi_head_attention_forward"):
+        with checks.check_rebuilt_without("MultiHeadAttention", F.multi_head_attention_forward):
+            layer(q, q, q)
+
+
+def test_mask_image_wraps_a_long_title_to_the_grid():
+    picture = plots.mask_image(torch.ones(4, 4, dtype=torch.bool), "a title far too long to fit above a small grid")
+    title = picture.axes[0].get_title()
+    assert "\n" in title and title.replace("\n", " ") == "a title far too long to fit above a small grid"

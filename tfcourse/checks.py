@@ -6,9 +6,11 @@ They never return a value, so a test cell that ends with one of them ends in a
 statement whose value nbgrader cannot mistake for a score.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 
 def _with_hint(message: str, hint: str) -> str:
@@ -114,3 +116,35 @@ def check_near(name: str, actual: torch.Tensor, expected: torch.Tensor, max_diff
     if not diff < max_diff:
         raise AssertionError(_with_hint(verdict + ".", hint))
     print(verdict)
+
+
+class _CallRecorder(TorchFunctionMode):
+    """Records which of the given PyTorch functions run, however the caller imported them."""
+
+    def __init__(self, functions: Sequence[Callable]):
+        super().__init__()
+        self.functions = set(functions)
+        self.called: list[str] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func in self.functions:
+            self.called.append(getattr(func, "__name__", repr(func)))
+        return func(*args, **(kwargs or {}))
+
+
+@contextmanager
+def check_rebuilt_without(exercise: str, *functions: Callable) -> Iterator[None]:
+    """Fail if code run inside the ``with`` block calls one of ``functions``.
+
+    An exercise that rebuilds a PyTorch built-in (``F.scaled_dot_product_attention``,
+    ``nn.MultiheadAttention``) must not simply call it. PyTorch's function-override hook
+    sees every such call, whatever name or import path the caller used.
+    """
+    recorder = _CallRecorder(functions)
+    with recorder:
+        yield
+    if recorder.called:
+        raise AssertionError(
+            f"{exercise} calls torch's own {recorder.called[0]}: this exercise asks you to build that "
+            "from tensor operations, so the built-in cannot earn its points."
+        )

@@ -4,6 +4,7 @@ Every figure has a title, labelled axes and, where colour encodes a number, a
 colour bar, so that it can be read on its own.
 """
 
+import textwrap
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
@@ -64,7 +65,8 @@ def mask_image(
 ) -> Figure:
     """Picture of a boolean mask ``(Lq, Lk)``: True (may attend) light, False (blocked) dark."""
     grid = _as_grid(mask.bool())
-    fig, ax = plt.subplots(figsize=(1.0 + 0.5 * grid.shape[1], 0.8 + 0.45 * grid.shape[0]))
+    width = 1.0 + 0.5 * grid.shape[1]
+    fig, ax = plt.subplots(figsize=(width, 0.8 + 0.45 * grid.shape[0]))
     sns.heatmap(
         grid.numpy(),
         ax=ax,
@@ -80,7 +82,8 @@ def mask_image(
     )
     ax.set_xlabel("key position")
     ax.set_ylabel("query position")
-    ax.set_title(title)
+    # Wrapped to the width of the grid, so a long title never runs into the colour bar.
+    ax.set_title(textwrap.fill(title, width=max(16, int(4.5 * (width - 1.0)))))
     ax.tick_params(axis="y", labelrotation=0)
     fig.tight_layout()
     return fig
