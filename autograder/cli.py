@@ -9,6 +9,7 @@
 """
 
 import argparse
+import os
 import sys
 from concurrent.futures import Executor
 from pathlib import Path
@@ -112,14 +113,14 @@ def parser() -> argparse.ArgumentParser:
     step.set_defaults(run=run_collect)
 
     step = commands.add_parser("sanitize", help="list the repairs submissions need")
-    step.add_argument("--assignment", nargs="*")
-    step.add_argument("--student", nargs="*")
+    step.add_argument("--assignment", nargs="+", action="extend", help="repeat or list several")
+    step.add_argument("--student", nargs="+", action="extend", help="repeat or list several")
     step.add_argument("--write", action="store_true", help="repair the files in place (grade repairs a copy anyway)")
     step.set_defaults(run=run_sanitize)
 
     step = commands.add_parser("grade", help="autograde all (or some) submissions")
-    step.add_argument("--assignment", nargs="*")
-    step.add_argument("--student", nargs="*")
+    step.add_argument("--assignment", nargs="+", action="extend", help="repeat or list several")
+    step.add_argument("--student", nargs="+", action="extend", help="repeat or list several")
     step.add_argument("--jobs", type=int, default=2, help="parallel submissions (default 2)")
     step.add_argument("--force", action="store_true", help="re-grade submissions already graded")
     step.add_argument("--timeout", type=float, default=Limits.wall_seconds, help="seconds per submission")
@@ -131,7 +132,7 @@ def parser() -> argparse.ArgumentParser:
     step.set_defaults(run=run_grade)
 
     step = commands.add_parser("feedback", help="HTML feedback per student")
-    step.add_argument("--student", nargs="*")
+    step.add_argument("--student", nargs="+", action="extend", help="repeat or list several")
     step.set_defaults(run=run_feedback)
 
     step = commands.add_parser("export", help="grades CSV")
@@ -144,7 +145,18 @@ def parser() -> argparse.ArgumentParser:
     return main
 
 
+def use_this_environments_tools() -> None:
+    """Put this interpreter's ``bin`` folder first on PATH: nbgrader runs ``alembic`` by name.
+
+    Without it ``.venv/bin/python -m autograder grade`` fails unless the venv was activated.
+    """
+    tools = str(Path(sys.executable).parent)
+    if os.environ.get("PATH", "").split(os.pathsep)[0] != tools:
+        os.environ["PATH"] = os.pathsep.join([tools, os.environ.get("PATH", "")])
+
+
 def main(argv: list[str] | None = None) -> int:
+    use_this_environments_tools()
     args = parser().parse_args(argv)
     args.root = args.root.resolve()
     return args.run(args)
