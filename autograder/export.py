@@ -47,11 +47,11 @@ def export_frame(root: Path, grading_directory: str = GRADING_DIRECTORY) -> pd.D
             "autograded_score": result.score,
             "autograded_max": sum(test.max_score for test in result.tests),
         }
+        scores = {f"{test.notebook}:{test.grade_id}": test.score for test in result.tests}
+        # A manual score replaces the autograded one of the same cell, as in nbgrader's own gradebook.
+        scores.update(manual_scores(db_path, result))
         totals: dict[str, float] = {}
-        for test in result.tests:
-            row[f"{test.notebook}:{test.grade_id}"] = test.score
-            totals[test.notebook] = totals.get(test.notebook, 0.0) + test.score
-        for cell, score in manual_scores(db_path, result).items():
+        for cell, score in scores.items():
             row[cell] = score
             notebook = cell.split(":")[0]
             totals[notebook] = totals.get(notebook, 0.0) + score
