@@ -13,7 +13,8 @@ clock limit, kills every descendant when the job ends, empties the ``--scrub`` f
 (the sandbox's ``/tmp``), and only then answers with one JSON line on standard output.
 The zygote runs no untrusted code itself and cannot be read or traced by its children
 (it is not dumpable). A child that kills the zygote only ends its own job as crashed; the
-next job starts a new zygote.
+next job starts a new zygote, and the processes the lost zygote no longer supervises are found
+by the marker every one of them carries in its environment (``MARKER_ENV``) and killed.
 
 :class:`Zygote` is the grader's side: it starts the process (inside :mod:`autograder.sandbox`
 when asked), sends jobs, waits for the answers, and restarts a zygote that died or hangs.
@@ -59,6 +60,25 @@ PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 RELAYED_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGKILL}
 REPLY_GRACE_SECONDS = 60  # beyond the job's own limit, before the zygote counts as hung
+# Every process of one zygote (the zygote, its jobs, what they fork or start) carries this variable
+# with the zygote's own value: /proc/PID/environ keeps it even after a job clears os.environ.
+MARKER_ENV = "AUTOGRADER_ZYGOTE"
+
+
+def kill_marked(marker: str) -> None:
+    """Kill every process whose starting environment carries ``marker``: what a lost zygote left behind."""
+    for _ in range(3):  # a process may fork while we kill; go round until nothing is left
+        marked = []
+        for process in psutil.process_iter():
+            try:
+                if process.pid != os.getpid() and process.environ().get(MARKER_ENV) == marker:
+                    process.kill()
+                    marked.append(process)
+            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                continue
+        if not marked:
+            return
+        psutil.wait_procs(marked, timeout=5)
 
 
 def prctl(option: int, value: int) -> None:
@@ -280,6 +300,7 @@ class Zygote:
         self.scratch = Path(tempfile.mkdtemp(prefix="zygote-")).resolve()
         self.socket_path = self.scratch / "zygote.sock"  # renamed at every start
         self.token = ""
+        self.marker = uuid.uuid4().hex
         self.process: subprocess.Popen | None = None
 
     def command(self) -> list[str]:
@@ -296,7 +317,7 @@ class Zygote:
     def start(self) -> None:
         # A new socket name for every start: a job may have left anything at the old one.
         self.socket_path = self.scratch / f"zygote-{uuid.uuid4().hex[:8]}.sock"
-        env = private_environment(self.scratch / "zygote-home")
+        env = {**private_environment(self.scratch / "zygote-home"), MARKER_ENV: self.marker}
         self.process = subprocess.Popen(
             self.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             cwd=self.scratch, env=env, text=True, start_new_session=True,
@@ -339,7 +360,8 @@ class Zygote:
         log = workdir / "output.log"
         job = {
             "function": function, "args": args, "cwd": str(workdir), "log": str(log),
-            "env": private_environment(workdir / "home", limits.threads), "threads": limits.threads,
+            "env": {**private_environment(workdir / "home", limits.threads), MARKER_ENV: self.marker},
+            "threads": limits.threads,
             "wall": limits.wall_seconds, "memory": limits.memory_bytes, "file_size": limits.file_bytes,
         }  # fmt: skip
         start = time.monotonic()
@@ -357,7 +379,7 @@ class Zygote:
         return Outcome(reply["returncode"], reply["timed_out"], reply["seconds"], read_tail(log))
 
     def stop(self) -> None:
-        """Kill the zygote and every process under it."""
+        """Kill the zygote and every process under it, and whatever its jobs left once it was gone."""
         if self.process is None:
             return
         try:
@@ -371,6 +393,7 @@ class Zygote:
                 pass
         self.process.wait()
         self.process = None
+        kill_marked(self.marker)  # orphans: a job whose zygote was killed is no longer below it
 
     def close(self) -> None:
         self.stop()

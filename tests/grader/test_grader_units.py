@@ -19,7 +19,7 @@ from autograder.isolation import Limits, Outcome
 from autograder.notebooks import fill_answers, grade_id, nbgrader_meta, reference_answers
 from autograder.sandbox import bwrap_available
 from autograder.sanitize import sanitize_notebook
-from autograder.zygote import SandboxSpec, Zygote
+from autograder.zygote import MARKER_ENV, SandboxSpec, Zygote
 from tests.grader.hostile_class import ASSIGNMENT, cell_index, make_course, release, solution
 
 
@@ -154,10 +154,19 @@ def test_each_job_is_a_fresh_copy_of_the_zygote(zygote: Zygote, tmp_path: Path) 
     assert "patched before: False" in first.output_tail and "patched before: False" in second.output_tail
 
 
+def marked_by(process: psutil.Process, marker: str) -> bool:
+    try:
+        return process.environ().get(MARKER_ENV) == marker
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return False
+
+
 def test_a_job_that_kills_its_zygote_loses_only_itself(zygote: Zygote, tmp_path: Path) -> None:
     killer = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nimport time\ntime.sleep(30)\n"
     outcome = run_script(zygote, killer, Limits(wall_seconds=20), tmp_path / "killer")
     assert outcome.returncode != 0 and "zygote lost" in outcome.output_tail, outcome
+    leftovers = [p for p in psutil.process_iter() if marked_by(p, zygote.marker)]
+    assert not leftovers, f"the killer job outlived its zygote: {leftovers}"
     after = run_script(zygote, "print('still grading')", Limits(wall_seconds=30), tmp_path / "after")
     assert after.returncode == 0 and "still grading" in after.output_tail, after
 
