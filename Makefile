@@ -11,7 +11,7 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 # nbgrader runs helper programs (alembic) by name: the venv's bin must come first on PATH.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: install sandbox lab instructor-lab test release autograde lint clean-grading
+.PHONY: install sandbox lab instructor-lab data test release autograde lint clean-grading
 
 $(STAMP): requirements.txt requirements-lock.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,9 @@ lab: install  ## open the student notebooks in JupyterLab
 
 instructor-lab: install  ## JupyterLab on the whole repository, with the formgrader (Nbgrader menu)
 	$(BIN)/jupyter lab $(ALLOW_ROOT)
+
+data: install  ## download the full AG News dataset into data/ag_news/ (resumable, checksums verified)
+	$(BIN)/python -m tfcourse.download
 
 sandbox:  ## bubblewrap, with which `grade` hides the course from student code (apt, when run as root)
 	@command -v bwrap >/dev/null 2>&1 || { \
