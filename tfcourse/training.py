@@ -1,0 +1,125 @@
+"""One small training loop, shared by the notebooks that train a model (04, 05 and 06).
+
+``train`` runs over an iterable of batches once (one epoch, or as many batches as the
+iterable yields) and returns the mean loss of every optimizer step. It knows nothing about
+the task: the caller's ``loss_fn(model, batch)`` moves the batch to the device, runs the
+model and returns a scalar loss. Everything a modern loop needs is a keyword away:
+gradient accumulation, gradient clipping, a learning-rate scheduler stepped once per
+optimizer step, and mixed precision with ``torch.autocast`` on any device (bfloat16 works
+on the CPU too). The progress bar is ``tqdm.auto``, which draws a widget in Jupyter and
+writes nothing to stderr (nbgrader scores a cell that writes to stderr as failed).
+"""
+
+from collections.abc import Callable, Iterable
+from contextlib import nullcontext
+from typing import Any
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.figure import Figure
+from torch import nn
+from tqdm.auto import tqdm
+
+
+def train(
+    model: nn.Module,
+    batches: Iterable[Any],
+    loss_fn: Callable[[nn.Module, Any], torch.Tensor],
+    optimizer: torch.optim.Optimizer,
+    *,
+    scheduler: Any | None = None,
+    max_grad_norm: float | None = None,
+    accumulation_steps: int = 1,
+    autocast_dtype: torch.dtype | None = None,
+    desc: str = "training",
+) -> list[float]:
+    """Train ``model`` on every batch of ``batches`` once; return the mean loss per optimizer step.
+
+    - ``loss = loss_fn(model, batch)`` must return a scalar tensor; the caller moves the batch
+      to the model's device inside ``loss_fn``.
+    - Gradient accumulation: each loss is divided by ``accumulation_steps`` before
+      ``backward()``, and the optimizer steps (then zeroes the gradients) every
+      ``accumulation_steps`` batches, so k batches of size b give the gradient of one batch of
+      size k*b (for a mean loss). A last, incomplete group still makes a step, its gradient
+      rescaled to the mean over the batches it holds.
+    - ``max_grad_norm``: clip the global gradient norm (``clip_grad_norm_``) before each step.
+    - ``scheduler``: ``scheduler.step()`` after every optimizer step (not every batch).
+    - ``autocast_dtype`` (e.g. ``torch.bfloat16``): run ``loss_fn`` under ``torch.autocast``
+      on the device type of the model's first parameter; the weights stay in float32.
+
+    The model is left in training mode. A loss that is NaN or infinite stops training with a
+    ``FloatingPointError`` instead of silently corrupting the weights.
+    """
+    if accumulation_steps < 1:
+        raise ValueError(f"accumulation_steps must be >= 1, got {accumulation_steps}")
+    parameters = [p for p in model.parameters() if p.requires_grad]
+    if not parameters:
+        raise ValueError("the model has no trainable parameters")
+    device_type = parameters[0].device.type
+
+    def precision() -> Any:
+        if autocast_dtype is None:
+            return nullcontext()
+        return torch.autocast(device_type=device_type, dtype=autocast_dtype)
+
+    def step(batches_in_group: int) -> None:
+        if batches_in_group != accumulation_steps:  # an incomplete last group: mean over its batches
+            for parameter in parameters:
+                if parameter.grad is not None:
+                    parameter.grad.mul_(accumulation_steps / batches_in_group)
+        if max_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(parameters, max_grad_norm)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        if scheduler is not None:
+            scheduler.step()
+
+    total = len(batches) if hasattr(batches, "__len__") else None  # type: ignore[arg-type]
+    model.train()
+    optimizer.zero_grad(set_to_none=True)
+    step_losses: list[float] = []
+    group_loss, group_size = 0.0, 0
+    progress = tqdm(batches, total=total, desc=desc, leave=False)
+    for batch in progress:
+        with precision():
+            loss = loss_fn(model, batch)
+        if loss.dim() != 0:
+            raise ValueError(f"loss_fn must return a scalar tensor, got shape {tuple(loss.shape)}")
+        value = float(loss.detach())
+        if value != value or value in (float("inf"), float("-inf")):
+            raise FloatingPointError(
+                f"the loss is {value} after {len(step_losses)} optimizer steps: lower the learning rate, "
+                "clip gradients (max_grad_norm) or check the inputs"
+            )
+        (loss / accumulation_steps).backward()
+        group_loss, group_size = group_loss + value, group_size + 1
+        if group_size == accumulation_steps:
+            step(group_size)
+            step_losses.append(group_loss / group_size)
+            group_loss, group_size = 0.0, 0
+            progress.set_postfix(loss=f"{step_losses[-1]:.4f}")
+    if group_size:
+        step(group_size)
+        step_losses.append(group_loss / group_size)
+    progress.close()
+    return step_losses
+
+
+def plot_losses(
+    losses: list[float], title: str = "Training loss", xlabel: str = "optimizer step", ylabel: str = "loss"
+) -> Figure:
+    """Line plot of the loss per optimizer step with a moving average; returns the ``Figure``."""
+    figure, axes = plt.subplots(figsize=(6, 3.5))
+    steps = range(1, len(losses) + 1)
+    axes.plot(steps, losses, alpha=0.4, label="per step")
+    window = max(1, len(losses) // 20)
+    if window > 1:
+        values = torch.tensor(losses, dtype=torch.float64)
+        smooth = values.unfold(0, window, 1).mean(dim=1)
+        axes.plot(range(window, len(losses) + 1), smooth.tolist(), label=f"mean of {window} steps")
+    axes.set_title(title)
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.legend()
+    figure.tight_layout()
+    return figure
