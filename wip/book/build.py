@@ -1,0 +1,297 @@
+"""Build the reader edition: the solution notebooks, executed, as a static HTML site.
+
+    python book/build.py [--output build/book] [--full] [--only 01_attention ...]
+
+For each notebook of ``solutions/``, in course order:
+
+1. a reader copy: hidden tests and nbgrader's solution markers removed, nbgrader metadata
+   dropped, the reference answers, the model answers to the written questions and the
+   visible tests kept (tagged, so the page labels them);
+2. executed with nbclient in a temporary copy of its folder, in fast mode
+   (``TFCOURSE_FAST=1``) unless ``--full``;
+3. rendered by nbconvert's HTML exporter (JupyterLab's look, figures embedded as PNG)
+   through the template in ``book/templates/reader``, with every formula turned into
+   MathML at build time by latex2mathml: browsers draw MathML themselves, so the site
+   needs no MathJax and no network, and it loads nothing from any other host.
+
+The site gets an index page (the table of contents in course order) and, per page, a link
+to the student notebook, copied into the site under ``notebooks/``.
+"""
+
+import argparse
+import copy
+import html
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import nbformat
+from jinja2 import pass_context
+from latex2mathml.converter import convert as latex_to_mathml
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+from nbconvert import HTMLExporter
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+from nbformat import NotebookNode
+
+from autograder import course
+from autograder.notebooks import SOLUTION_MARKER, is_answer_cell, is_graded_test_cell, is_student_cell
+
+BOOK_DIR = Path(__file__).resolve().parent
+DEFAULT_OUTPUT = course.REPO_ROOT / "build" / "book"
+COURSE_TITLE = "Transformers from scratch"
+HIDDEN_TESTS = re.compile(
+    r"^[ \t]*### BEGIN HIDDEN TESTS[ \t]*\n.*?^[ \t]*### END HIDDEN TESTS[ \t]*(\n|\Z)", re.M | re.S
+)
+MATHML_NAMESPACE = "http://www.w3.org/1998/Math/MathML"
+MATHML_TOKEN = re.compile(r"(<(mi|mn|mo|ms|mtext)\b[^>]*>)(.*?)(</\2>)", re.S)  # leaves: text, no elements
+CELL_TIMEOUT_SECONDS = 1200  # one cell of a --full run may train for a while
+
+# Cell tags of the reader copy; the template's CSS labels the cells that carry them.
+TAG_REFERENCE_ANSWER = "reader-reference-answer"
+TAG_MODEL_ANSWER = "reader-model-answer"
+TAG_VISIBLE_TESTS = "reader-visible-tests"
+
+
+def mathml(tex: str, display: str) -> str:
+    """LaTeX as a MathML element (``display`` "inline" or "block"), with the TeX kept as its alt text.
+
+    HTML puts ``<math>`` in the MathML namespace by itself; without the ``xmlns`` attribute the
+    element also survives nbconvert's heading anchors, which re-serialise headings as XML.
+    """
+    element = latex_to_mathml(tex.strip(), display=display).replace(f' xmlns="{MATHML_NAMESPACE}"', "", 1)
+    # latex2mathml copies text-mode content as is: `\texttt{<pad>}` would become a tag.
+    element = MATHML_TOKEN.sub(
+        lambda m: m.group(1) + m.group(3).replace("<", "&lt;").replace(">", "&gt;") + m.group(4), element
+    )
+    return element.replace("<math", f'<math alttext="{html.escape(tex.strip())}"', 1)
+
+
+class MathMLRenderer(IPythonRenderer):
+    """nbconvert's Markdown renderer, with formulas drawn as MathML instead of left for MathJax."""
+
+    def inline_math(self, body: str) -> str:
+        return mathml(body, "inline")
+
+    def block_math(self, body: str) -> str:
+        return mathml(body, "block")
+
+    def latex_environment(self, name: str, body: str) -> str:
+        return mathml(f"\\begin{{{name}}}{body}\\end{{{name}}}", "block")
+
+
+class ReaderExporter(HTMLExporter):
+    """nbconvert's HTML exporter with the reader template and MathML maths."""
+
+    def __init__(self, **kwargs):
+        super().__init__(
+            template_name="reader",
+            extra_template_basedirs=[str(BOOK_DIR / "templates")],
+            exclude_anchor_links=False,
+            **kwargs,
+        )
+
+    @pass_context
+    def markdown2html(self, context, source: str) -> str:
+        cell = context.get("cell", {})
+        path = context.get("resources", {}).get("metadata", {}).get("path", "")
+        renderer = MathMLRenderer(
+            escape=False,
+            attachments=cell.get("attachments", {}),
+            embed_images=self.embed_images,
+            path=path,
+            anchor_link_text=self.anchor_link_text,
+            exclude_anchor_links=self.exclude_anchor_links,
+            **self.lexer_options,
+        )
+        return MarkdownWithMath(renderer=renderer).render(source)
+
+
+@dataclass
+class Page:
+    """One page of the site."""
+
+    assignment: str
+    title: str
+    summary: str
+    figures: int = 0
+    seconds: float = 0.0
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.assignment}.html"
+
+    @property
+    def student_notebook(self) -> str:
+        """The student notebook's path, in the site and in the repository alike."""
+        return f"{course.RELEASE_DIRECTORY}/{self.assignment}/{self.assignment}.ipynb"
+
+
+def reader_copy(source: NotebookNode) -> NotebookNode:
+    """The solution notebook as a reader sees it: no hidden tests, no nbgrader markers or metadata."""
+    reader = copy.deepcopy(source)
+    cells = []
+    for cell in reader.cells:
+        tag = (
+            TAG_REFERENCE_ANSWER
+            if is_answer_cell(cell)
+            else TAG_VISIBLE_TESTS
+            if is_graded_test_cell(cell)
+            else TAG_MODEL_ANSWER
+            if is_student_cell(cell)
+            else None
+        )
+        text = SOLUTION_MARKER.sub("", HIDDEN_TESTS.sub("", cell.source))
+        if "HIDDEN TESTS" in text:
+            raise ValueError(f"unbalanced hidden-test markers in a cell:\n{cell.source}")
+        cell.source = text.rstrip()
+        cell.metadata.pop("nbgrader", None)
+        if tag:
+            cell.metadata["tags"] = [*cell.metadata.get("tags", []), tag]
+        if cell.cell_type == "code":
+            if not cell.source.strip():
+                continue  # a test cell that held hidden tests only
+            cell.outputs, cell.execution_count = [], None
+        cells.append(cell)
+    reader.cells = cells
+    return reader
+
+
+def execute(notebook: NotebookNode, folder: Path) -> None:
+    """Run ``notebook`` in a temporary copy of ``folder`` (whatever it writes stays out of the repository)."""
+    with tempfile.TemporaryDirectory(prefix="book-") as work:
+        shutil.copytree(
+            folder, work, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints")
+        )
+        NotebookClient(
+            notebook, timeout=CELL_TIMEOUT_SECONDS, kernel_name="python3", resources={"metadata": {"path": work}}
+        ).execute()
+
+
+def title_and_summary(notebook: NotebookNode) -> tuple[str, str]:
+    """The first heading of the notebook and the paragraph after it."""
+    first = next(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+    lines = first.strip().splitlines()
+    title = lines[0].lstrip("#").strip()
+    paragraph = " ".join(line.strip() for line in "\n".join(lines[1:]).strip().split("\n\n")[0].splitlines())
+    return title, paragraph
+
+
+def figure_count(notebook: NotebookNode) -> int:
+    return sum(
+        1
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.outputs
+        if output.get("output_type") in ("display_data", "execute_result") and "image/png" in output.get("data", {})
+    )
+
+
+def link(page: Page) -> dict[str, str]:
+    return {"title": page.title, "href": page.file_name}
+
+
+def render(exporter: ReaderExporter, notebook: NotebookNode, name: str, navigation: dict) -> str:
+    resources = {"metadata": {"name": name}, "reader": navigation}
+    body, _ = exporter.from_notebook_node(notebook, resources=resources)
+    return body
+
+
+def index_notebook(pages: list[Page], fast: bool) -> NotebookNode:
+    """The table of contents, as a one-cell notebook rendered like every other page."""
+    entries = "\n".join(
+        f"{number}. [{page.title}]({page.file_name}): {page.summary}" for number, page in enumerate(pages, start=1)
+    )
+    mode = "fast mode, as the grader runs them" if fast else "full mode"
+    text = (
+        f"# {COURSE_TITLE}: the reader edition\n\n"
+        "Every notebook of the course with its reference answers, the model answers to the written "
+        f"questions and the visible tests, executed in {mode}. Hidden tests are left out.\n"
+        "Each page links to the student notebook, with the exercises left for you to write.\n\n"
+        f"## Contents\n\n{entries}\n"
+    )
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text)])
+    notebook.metadata["title"] = f"{COURSE_TITLE}: reader edition"
+    return notebook
+
+
+def build(output: Path, assignments: list[str], fast: bool = True) -> list[Page]:
+    """Write the site to ``output`` (emptied first); return its pages in course order."""
+    os.environ.pop("MPLBACKEND", None)  # the kernels draw figures with the inline backend
+    os.environ["TFCOURSE_FAST"] = "1" if fast else "0"
+    if output.exists():
+        shutil.rmtree(output)
+    output.mkdir(parents=True)
+    exporter = ReaderExporter()
+
+    missing = [str(course.release_notebook(a)) for a in assignments if not course.release_notebook(a).is_file()]
+    if missing:
+        raise FileNotFoundError(f"student notebooks missing (make release): {missing}")
+    notebooks, pages = {}, []
+    for assignment in assignments:
+        source = nbformat.read(course.source_notebook(assignment), as_version=4)
+        notebooks[assignment] = reader_copy(source)
+        pages.append(Page(assignment, *title_and_summary(source)))
+
+    for number, page in enumerate(pages):
+        notebook = notebooks[page.assignment]
+        start = time.perf_counter()
+        try:
+            execute(notebook, course.source_notebook(page.assignment).parent)
+        except CellExecutionError as error:
+            raise RuntimeError(f"{page.assignment}: a cell of the reader copy failed\n{error}") from None
+        page.seconds = time.perf_counter() - start
+        page.figures = figure_count(notebook)
+        notebook.metadata["title"] = page.title
+        navigation = {
+            "course": COURSE_TITLE,
+            "previous": link(pages[number - 1]) if number > 0 else None,
+            "next": link(pages[number + 1]) if number + 1 < len(pages) else None,
+            "student_notebook": page.student_notebook,
+            "fast": fast,
+        }
+        (output / page.file_name).write_text(render(exporter, notebook, page.assignment, navigation))
+        student = output / page.student_notebook
+        student.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(course.release_notebook(page.assignment), student)
+        print(f"{page.file_name}: {page.figures} figures, executed in {page.seconds:.1f} s", flush=True)
+
+    navigation = {"course": COURSE_TITLE, "previous": None, "next": None, "student_notebook": None, "fast": fast}
+    (output / "index.html").write_text(render(exporter, index_notebook(pages, fast), "index", navigation))
+    manifest = [
+        asdict(page) | {"file_name": page.file_name, "student_notebook": page.student_notebook} for page in pages
+    ]
+    (output / "pages.json").write_text(json.dumps({"fast": fast, "pages": manifest}, indent=2) + "\n")
+    return pages
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="site folder (emptied first)")
+    parser.add_argument("--full", action="store_true", help="execute in full mode (TFCOURSE_FAST=0): slow")
+    parser.add_argument("--only", nargs="+", metavar="ASSIGNMENT", help="these notebooks only")
+    args = parser.parse_args(argv)
+    assignments = course.assignment_ids()
+    unknown = sorted(set(args.only or []) - set(assignments))
+    if unknown:
+        parser.error(f"unknown notebooks {unknown}; known: {assignments}")
+    if args.only:
+        assignments = [a for a in assignments if a in args.only]
+    start = time.perf_counter()
+    pages = build(args.output, assignments, fast=not args.full)
+    size = sum(f.stat().st_size for f in args.output.rglob("*") if f.is_file())
+    print(
+        f"reader edition: {len(pages)} pages in {time.perf_counter() - start:.1f} s, {size / 1e6:.1f} MB, "
+        f"{args.output / 'index.html'}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,204 @@
+"""A throw-away JupyterLab server and a headless Chromium for the browser tests.
+
+The server runs on 127.0.0.1 on a free port with a random token, from a temporary course
+folder laid out like the repository (``nbgrader_config.py`` at its root, the notebooks in
+``notebooks/``), with Jupyter's config, data and runtime folders in the same temporary
+place: nothing the student flow writes (checkpoints, saved edits, nbgrader's validation)
+lands in the repository. Everything started here is ended by its process id.
+"""
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+# Debian's chromium under Playwright, as NBGRADER_NOTES.md (section JupyterLab) records it.
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+# The course's own nbgrader settings, for a course rooted at this temporary folder: what
+# `make lab` gives the Validate button through the repository's nbgrader_config.py.
+NBGRADER_CONFIG = """\
+from pathlib import Path
+
+from autograder.course import configure
+
+configure(get_config(), Path(__file__).resolve().parent)
+"""
+
+# JupyterLab settings for a predictable page: every cell in the DOM (no virtual scrolling),
+# no news pop-up, no extension manager asking an index it cannot reach.
+USER_SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+}
+PAGE_CONFIG = {
+    "disabledExtensions": {
+        "@jupyterlab/apputils-extension:announcements": True,
+        "@jupyterlab/extensionmanager-extension": True,
+    }
+}
+
+
+def chromium_executable() -> str | None:
+    """Debian's chromium (``apt-get install chromium``), or None."""
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def end_processes(pids: list[int], grace: float = 10.0) -> None:
+    """Terminate the processes with these ids, then kill those still alive after ``grace`` seconds."""
+    alive = []
+    for pid in pids:
+        try:
+            process = psutil.Process(pid)
+            process.terminate()
+            alive.append(process)
+        except psutil.NoSuchProcess:
+            pass
+    _, still_alive = psutil.wait_procs(alive, timeout=grace)
+    for process in still_alive:
+        try:
+            process.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(still_alive, timeout=grace)
+
+
+@dataclass
+class JupyterLab:
+    """A running JupyterLab server whose root is a copy of ``notebooks/``."""
+
+    folder: Path  # the temporary course folder: nbgrader_config.py, notebooks/, jupyter/
+    port: int
+    token: str
+    process: subprocess.Popen
+    log: Path
+    child_pids: set[int] = field(default_factory=set)
+
+    @property
+    def root(self) -> Path:
+        return self.folder / "notebooks"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def url(self, path: str) -> str:
+        separator = "&" if "?" in path else "?"
+        return f"{self.base_url}/{path.lstrip('/')}{separator}token={self.token}"
+
+    def api(self, path: str, method: str = "GET") -> object:
+        request = urllib.request.Request(
+            f"{self.base_url}/api/{path}", method=method, headers={"Authorization": f"token {self.token}"}
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def log_tail(self, characters: int = 4000) -> str:
+        return self.log.read_text(errors="replace")[-characters:]
+
+    def remember_children(self) -> None:
+        """Note the ids of the server's descendants (kernels), to end them even if the server dies first."""
+        try:
+            self.child_pids.update(c.pid for c in psutil.Process(self.process.pid).children(recursive=True))
+        except psutil.NoSuchProcess:
+            pass
+
+    def shut_down_kernels(self) -> None:
+        """End every session (and its kernel) through the server's REST API."""
+        self.remember_children()
+        for session in self.api("sessions"):
+            self.api(f"sessions/{session['id']}", method="DELETE")
+
+    def stop(self) -> None:
+        self.remember_children()
+        try:
+            self.shut_down_kernels()
+        except (OSError, urllib.error.URLError, ValueError):
+            pass  # the server is gone or broken: its children are ended by id below
+        end_processes([self.process.pid])
+        self.process.wait(timeout=30)  # reaped: it is ended already
+        end_processes(sorted(self.child_pids))
+
+
+def start_lab(folder: Path, notebooks: Path, timeout: float = 180.0) -> JupyterLab:
+    """Copy ``notebooks`` into ``folder/notebooks`` and start JupyterLab on it; wait until it answers."""
+    shutil.copytree(notebooks, folder / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    (folder / "nbgrader_config.py").write_text(NBGRADER_CONFIG)
+    jupyter = folder / "jupyter"
+    for name, settings in USER_SETTINGS.items():
+        path = jupyter / "config" / "lab" / "user-settings" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(settings))
+    (jupyter / "config" / "labconfig").mkdir(parents=True, exist_ok=True)
+    (jupyter / "config" / "labconfig" / "page_config.json").write_text(json.dumps(PAGE_CONFIG))
+
+    env = dict(os.environ)
+    env.pop("MPLBACKEND", None)  # the kernels must use the inline backend, as a student's do
+    env.update(
+        TFCOURSE_FAST="1",
+        JUPYTER_CONFIG_DIR=str(jupyter / "config"),
+        JUPYTER_DATA_DIR=str(jupyter / "data"),
+        JUPYTER_RUNTIME_DIR=str(jupyter / "runtime"),
+        IPYTHONDIR=str(jupyter / "ipython"),
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+    )
+    port, token = free_port(), secrets.token_hex(16)
+    command = [
+        str(Path(sys.executable).parent / "jupyter-lab"),
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={folder / 'notebooks'}",
+        "--LabApp.expose_app_in_browser=True",
+    ]
+    if os.geteuid() == 0:
+        command.append("--allow-root")
+    log = folder / "jupyterlab.log"
+    with log.open("w") as log_file:
+        process = subprocess.Popen(
+            command, cwd=folder, env=env, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
+    lab = JupyterLab(folder, port, token, process, log)
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"JupyterLab exited with {process.returncode}:\n{lab.log_tail()}")
+        try:
+            lab.api("status")
+            return lab
+        except (OSError, urllib.error.URLError):
+            if time.monotonic() > deadline:
+                lab.stop()
+                raise RuntimeError(f"JupyterLab did not answer within {timeout:.0f} s:\n{lab.log_tail()}") from None
+            time.sleep(0.5)

@@ -1,0 +1,86 @@
+"""The AG News benchmark script's plumbing, on a tiny slice of the committed sample (not a timed benchmark)."""
+
+import json
+import shutil
+
+import pytest
+import torch
+
+from tfcourse import agnews, benchmark_ag_news
+from tfcourse.benchmark_ag_news import (
+    NewsTransformer,
+    TransformerConfig,
+    basic_english,
+    bucketed_batches,
+    make_vocab,
+    with_ngrams,
+)
+
+TINY = ["--epochs", "1", "--bag-epochs", "2", "--d-model", "16", "--num-heads", "2", "--d-ff", "16"]
+
+
+def test_basic_english_follows_torchtext():
+    # The example of torchtext's get_tokenizer docstring, then each rule of its table.
+    assert basic_english("You can now install TorchText using pip!") == [
+        "you", "can", "now", "install", "torchtext", "using", "pip", "!",
+    ]  # fmt: skip
+    assert basic_english('China\'s "G.D.P." (up), yes; no: <br />end?') == [
+        "china", "'", "s", "g", ".", "d", ".", "p", ".", "(", "up", ")", ",", "yes", "no", "end", "?",
+    ]  # fmt: skip
+    assert basic_english("  ") == []
+
+
+def test_vocabulary_orders_by_count_then_alphabet_and_ngrams_follow_the_tokens():
+    vocab = make_vocab([["b", "a", "c"], ["a", "c", "d"], ["d"]], min_freq=1)
+    assert list(vocab) == ["<pad>", "<unk>", "a", "c", "d", "b"]
+    assert list(make_vocab([["b", "a", "a"]], min_freq=2)) == ["<pad>", "<unk>", "a"]
+    assert with_ngrams(["oil", "prices", "rise"], 2) == ["oil", "prices", "rise", "oil prices", "prices rise"]
+
+
+def test_bucketed_batches_cover_every_example_once_with_similar_lengths():
+    lengths = [int(n) for n in torch.randint(1, 200, (1000,), generator=torch.Generator().manual_seed(0))]
+    batches = bucketed_batches(lengths, 32, torch.Generator().manual_seed(1))
+    assert sorted(i for batch in batches for i in batch) == list(range(1000))
+    spread = sum(max(lengths[i] for i in b) - min(lengths[i] for i in b) for b in batches) / len(batches)
+    assert spread < 40, "a batch should hold texts of similar length"
+
+
+def test_transformer_ignores_padding():
+    torch.manual_seed(0)
+    model = NewsTransformer(50, 4, TransformerConfig(d_model=16, num_heads=2, d_ff=16, max_len=20)).eval()
+    text = torch.tensor([[5, 6, 7]])
+    padded = torch.tensor([[5, 6, 7, 0, 0, 0, 0]])
+    with torch.no_grad():
+        assert torch.allclose(model(text), model(padded), atol=1e-5)
+
+
+def test_full_data_mode_runs_both_models_and_reports(tmp_path, capsys):
+    output = tmp_path / "result.json"
+    report = benchmark_ag_news.main(
+        ["--data-dir", str(agnews.SAMPLE_DIR), "--limit", "20", *TINY, "--json", str(output)]
+    )
+    assert [r["model"] for r in report["results"]] == ["bag", "transformer"]
+    for result in report["results"]:
+        assert 0.0 <= result["accuracy"] <= 1.0 and result["tokens_per_second"] > 0 and result["train_seconds"] > 0
+    assert report["results"][0]["epoch_accuracy"] and len(report["results"][1]["epoch_accuracy"]) == 1
+    assert report["train_rows"] == 80 and report["test_rows"] == 80
+    assert report["transformer_config"]["d_model"] == 16 and report["device"].startswith("cpu")
+    assert json.loads(output.read_text())["results"][1]["model"] == "transformer"
+    printed = capsys.readouterr().out
+    assert "train.csv" in printed and "tokens/s" in printed and "load average" in printed
+
+
+def test_test_split_alone_is_cut_into_a_stratified_split(tmp_path):
+    shutil.copy(agnews.SAMPLE_DIR / "test.csv", tmp_path / "test.csv")  # 150 rows per class
+    args = ["--data-dir", str(tmp_path), "--train-per-class", "100", "--models", "bag", *TINY]
+    report = benchmark_ag_news.main(args)
+    assert report["train_rows"] == 400 and report["test_rows"] == 200
+    assert "first 100 rows of each class" in report["data"] and "file order" in report["data"]
+    shuffled = benchmark_ag_news.main([*args, "--split-seed", "3", "--bag-recipe", "adam", "--bag-ngrams", "2"])
+    assert "seed 3" in shuffled["data"] and shuffled["bag_config"]["recipe"] == "adam"
+
+
+def test_missing_data_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv(agnews.DATA_ENV_VAR, str(tmp_path))
+    with pytest.raises(SystemExit, match="no AG News test split found"):
+        benchmark_ag_news.main(["--data-dir", str(tmp_path), *TINY])
