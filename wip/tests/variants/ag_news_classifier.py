@@ -135,7 +135,14 @@ VARIANTS = [
         """,
     ),
     # --- NewsDataset: mistakes ---
-    mutant("dataset", "numpy_labels", ("self.labels = [int(label) for", "self.labels = [label for")),
+    mutant(
+        "dataset",
+        "numpy_labels",
+        (
+            'self.labels = [int(label) for label in frame["label"].tolist()]',
+            'self.labels = list(frame["label"].to_numpy())',
+        ),
+    ),
     mutant("dataset", "keeps_last_ids", ("[:max_len]", "[-max_len:]")),
     mutant("dataset", "no_truncation", ("[:max_len]", "")),
     mutant("dataset", "float_ids", ("dtype=torch.long", "dtype=torch.float32")),
