@@ -22,7 +22,9 @@ def test_every_assignment_has_variants():
 
 
 def test_variant(inprocess, assignment, variant):
-    outcomes = inprocess.grade(variant_answer(assignment, variant))
+    # A mutant needs to fail one of its own exercise's tests; an alternative must pass them all.
+    tests_of = variant.cell if variant.kind == "mutant" else None
+    outcomes = inprocess.grade(variant_answer(assignment, variant), tests_of=tests_of)
     failed = sorted(name for name, outcome in outcomes.items() if not outcome.passed)
     own_failed = [name for name in failed if name.startswith(variant.cell)]
     if variant.kind == "mutant":

@@ -66,19 +66,31 @@ class InProcessNotebook:
         self.snapshots: dict[str, dict] = {}
         self.reference = self._run(0, {"__name__": "__main__"}, {}, take_snapshots=True)
 
-    def grade(self, answers: dict[str, str]) -> dict[str, CellOutcome]:
-        """Outcomes of the graded test cells when answer cells (by grade id) hold ``answers``."""
+    def grade(self, answers: dict[str, str], tests_of: str | None = None) -> dict[str, CellOutcome]:
+        """Outcomes of the graded test cells when answer cells (by grade id) hold ``answers``.
+
+        With ``tests_of`` (an answer's grade id), only that answer's test cells matter. Cells after
+        the last test cell that matters cannot change its outcome and are not run: in a notebook
+        that trains a model after its exercises, that skips the training.
+        """
         first = min(i for i, cell in enumerate(self.cells) if grade_id(cell) in answers)
+        last = max(
+            i
+            for i, cell in enumerate(self.cells)
+            if is_graded_test_cell(cell) and (tests_of is None or grade_id(cell).startswith(tests_of))
+        )
         namespace = dict(self.snapshots[grade_id(self.cells[first])])
-        outcomes = self._run(first, namespace, answers, take_snapshots=False)
+        outcomes = self._run(first, namespace, answers, take_snapshots=False, stop=last + 1)
         return {o.grade_id: o for o in outcomes if is_graded_test_cell(self.cells[o.index])}
 
     def reference_tests(self) -> dict[str, CellOutcome]:
         return {o.grade_id: o for o in self.reference if is_graded_test_cell(self.cells[o.index])}
 
-    def _run(self, start: int, namespace: dict, answers: dict[str, str], take_snapshots: bool) -> list[CellOutcome]:
+    def _run(
+        self, start: int, namespace: dict, answers: dict[str, str], take_snapshots: bool, stop: int | None = None
+    ) -> list[CellOutcome]:
         outcomes = []
-        for index in range(start, len(self.cells)):
+        for index in range(start, len(self.cells) if stop is None else stop):
             cell = self.cells[index]
             cell_id = grade_id(cell)
             if take_snapshots and is_answer_cell(cell):
