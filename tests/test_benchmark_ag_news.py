@@ -6,8 +6,8 @@ import shutil
 import pytest
 import torch
 
-from tfcourse import agnews, benchmark_ag_news
-from tfcourse.benchmark_ag_news import (
+from benchmarks import ag_news as benchmark_ag_news
+from benchmarks.ag_news import (
     NewsTransformer,
     TransformerConfig,
     basic_english,
@@ -15,6 +15,7 @@ from tfcourse.benchmark_ag_news import (
     make_vocab,
     with_ngrams,
 )
+from tfcourse import agnews
 
 TINY = ["--epochs", "1", "--bag-epochs", "2", "--d-model", "16", "--num-heads", "2", "--d-ff", "16"]
 
@@ -67,7 +68,7 @@ def test_full_data_mode_runs_both_models_and_reports(tmp_path, capsys):
     assert report["transformer_config"]["d_model"] == 16 and report["device"].startswith("cpu")
     assert json.loads(output.read_text())["results"][1]["model"] == "transformer"
     printed = capsys.readouterr().out
-    assert "train.csv" in printed and "tokens/s" in printed and "load average" in printed
+    assert "train.csv" in printed and "tokens/s" in printed and "load average" in printed and "whole run" in printed
 
 
 def test_test_split_alone_is_cut_into_a_stratified_split(tmp_path):

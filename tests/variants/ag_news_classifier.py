@@ -273,6 +273,14 @@ VARIANTS = [
     mutant("masked_mean", "float32_weights", (".to(hidden.dtype)", ".float()")),
     mutant(
         "masked_mean",
+        "count_floor_made_on_the_cpu",
+        (
+            "count = weights.sum(dim=1).clamp(min=1)",
+            "count = torch.maximum(weights.sum(dim=1), torch.ones(hidden.size(0), 1, dtype=hidden.dtype))",
+        ),
+    ),
+    mutant(
+        "masked_mean",
         "flattened_batch",
         source="""
         def masked_mean(hidden, keep):
