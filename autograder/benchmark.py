@@ -55,7 +55,7 @@ def plain_nbgrader(root: Path, assignment: str) -> float:
 
 def ours(root: Path, assignment: str, jobs: int, clean_rerun: bool) -> float:
     start = time.monotonic()
-    grade(root, [assignment], jobs=jobs, limits=Limits(), clean_rerun=clean_rerun, progress=False)
+    grade(root=root, assignments=[assignment], jobs=jobs, limits=Limits(), clean_rerun=clean_rerun, progress=False)
     return time.monotonic() - start
 
 

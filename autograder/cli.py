@@ -1,11 +1,11 @@
 """The instructor's command line: ``python -m autograder <command>``, one command per step.
 
-    collect DOWNLOAD     LMS zip or folder -> grading/submitted/<student>/<assignment>/
-    sanitize             list (or --write) the repairs each submission needs
-    grade                autograde in isolation, in parallel, resumably
-    feedback             HTML per student without hidden tests, maths offline
-    export               grades.csv with status, reason and per-test columns
-    report               class report (HTML with figures)
+collect DOWNLOAD     LMS zip or folder -> grading/submitted/<student>/<assignment>/
+sanitize             list (or --write) the repairs each submission needs
+grade                autograde in isolation, in parallel, resumably
+feedback             HTML per student without hidden tests, maths offline; flagged ones held
+export               grades.csv with status, reason and per-test columns
+report               class report (HTML with figures)
 """
 
 import argparse
@@ -71,8 +71,9 @@ def run_grade(args: argparse.Namespace) -> int:
         print("note: bubblewrap (bwrap) is not installed; student code runs without a filesystem sandbox")
     executor = dask_executor(args.scheduler) if args.scheduler else None
     results = grade.grade(
-        args.root, args.assignment, args.student, args.jobs, args.force, limits, executor,
-        args.grading_directory, clean_rerun=not args.no_clean_rerun, sandbox=sandbox,
+        root=args.root, assignments=args.assignment, students=args.student, jobs=args.jobs, force=args.force,
+        limits=limits, executor=executor, grading_directory=args.grading_directory,
+        clean_rerun=not args.no_clean_rerun, sandbox=sandbox,
     )  # fmt: skip
     for result in sorted(results, key=lambda r: (r.assignment, r.student)):
         most = sum(t.max_score for t in result.tests)
@@ -84,9 +85,22 @@ def run_grade(args: argparse.Namespace) -> int:
 
 
 def run_feedback(args: argparse.Namespace) -> int:
-    for path in feedback.write_feedback(args.root, args.student, args.grading_directory):
+    release, everything = args.release_flagged or [], args.release_all_flagged
+    unmatched = []
+    if release or everything:
+        unmatched = feedback.release_flagged(args.root, release, everything, args.grading_directory)
+    for selector in unmatched:
+        print(f"--release-flagged {selector}: no flagged submission of that name", file=sys.stderr)
+    run = feedback.write_feedback(args.root, args.student, args.grading_directory)
+    for path in run.written:
         print(path)
-    return 0
+    for result in run.held:
+        key = feedback.submission_key(result)
+        print(f"held {key}: flagged ({result.reason}); after a look, release it with --release-flagged {key}")
+        for flag in result.flags:
+            print(f"    {flag}")
+    print(f"{len(run.written)} feedback files written, {len(run.held)} submissions held")
+    return 1 if unmatched else 0
 
 
 def run_export(args: argparse.Namespace) -> int:
@@ -131,8 +145,11 @@ def parser() -> argparse.ArgumentParser:
     step.add_argument("--scheduler", help="dask.distributed scheduler address, instead of local processes")
     step.set_defaults(run=run_grade)
 
-    step = commands.add_parser("feedback", help="HTML feedback per student")
+    step = commands.add_parser("feedback", help="HTML feedback per student (flagged submissions held)")
     step.add_argument("--student", nargs="+", action="extend", help="repeat or list several")
+    step.add_argument("--release-flagged", nargs="+", action="extend", metavar="STUDENT[/ASSIGNMENT]",
+                      help="write the feedback of these flagged submissions, now and in later runs")  # fmt: skip
+    step.add_argument("--release-all-flagged", action="store_true", help="release every flagged submission")
     step.set_defaults(run=run_feedback)
 
     step = commands.add_parser("export", help="grades CSV")

@@ -2,7 +2,9 @@
 
 nbgrader's own export shows a missing notebook, an unreadable one and a real zero all as
 0.0; here the ``status`` and ``reason`` columns say which, the per-test columns say where
-the points went, and the written answers' manual scores come from the gradebook.
+the points went, and the written answers' manual scores come from the gradebook. The
+``feedback`` column says whether the student's feedback is ``written``, ``held (flagged)``
+until the instructor releases it, ``released``, or not written yet (``none``).
 """
 
 from pathlib import Path
@@ -11,6 +13,7 @@ import pandas as pd
 from nbgrader.api import Gradebook, MissingEntry
 
 from autograder.course import GRADING_DIRECTORY
+from autograder.feedback import feedback_state, load_releases
 from autograder.gradebook import sqlite_url
 from autograder.results import SubmissionResult, load_results
 
@@ -35,6 +38,7 @@ def manual_scores(db_path: Path, result: SubmissionResult) -> dict[str, float]:
 def export_frame(root: Path, grading_directory: str = GRADING_DIRECTORY) -> pd.DataFrame:
     """The grades of every graded submission (rows sorted by assignment, then student)."""
     db_path = Path(root) / grading_directory / "gradebook.db"
+    releases = load_releases(root, grading_directory)
     rows = []
     for result in load_results(root, grading_directory):
         row: dict[str, object] = {
@@ -44,6 +48,7 @@ def export_frame(root: Path, grading_directory: str = GRADING_DIRECTORY) -> pd.D
             "reason": result.reason,
             "flags": " | ".join(result.flags),
             "repairs": " | ".join(result.repairs),
+            "feedback": feedback_state(result, releases, root, grading_directory),
             "autograded_score": result.score,
             "autograded_max": sum(test.max_score for test in result.tests),
         }

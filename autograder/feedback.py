@@ -5,13 +5,23 @@ MathJax from a CDN. Here each test cell shows the *release* text of the test (wh
 student already had), its outcome and its failure message without the traceback (which
 would quote hidden lines); formulas are drawn by matplotlib's mathtext as inline SVG, with
 the TeX as alt text, and fall back to readable TeX where mathtext cannot draw them.
+
+Student code can still print hidden tests while it is graded (the working folder's notebook
+has them put back in; a graded function can print its caller's source), so every output,
+failure message and flag is scrubbed of each line that quotes a hidden-test line. A flagged
+submission's feedback is held until the instructor releases it (``release_flagged``); the
+release is kept in ``grading/feedback_releases.json``, for that graded version only.
 """
 
 import base64
 import functools
 import html
 import io
+import json
 import re
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import matplotlib
@@ -23,13 +33,101 @@ from nbconvert import HTMLExporter  # noqa: E402
 from nbformat import NotebookNode  # noqa: E402
 from nbformat.v4 import new_markdown_cell, new_notebook  # noqa: E402
 
-from autograder.course import GRADING_DIRECTORY, release_notebook  # noqa: E402
+from autograder.course import GRADING_DIRECTORY, RELEASE_DIRECTORY, SOURCE_DIRECTORY, release_notebook  # noqa: E402
 from autograder.notebooks import grade_id, is_graded_test_cell  # noqa: E402
-from autograder.results import SubmissionResult, load_results  # noqa: E402
+from autograder.results import Status, SubmissionResult, load_results  # noqa: E402
 
 DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
 INLINE_MATH = re.compile(r"(?<![\\$])\$([^$\n]+?)\$")
 SCRIPT = re.compile(r"<script[^>]*>.*?</script>", re.S | re.I)
+TAG = re.compile(r"<[^>]*>")
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # the colours of a traceback, which split a line into tokens
+HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS[ \t]*$(.*?)^[ \t]*### END HIDDEN TESTS", re.S | re.M)
+HIDDEN_LINE_REMOVED = "[hidden test line removed]"
+# Hidden-test lines shorter than this (whitespace normalised) are everyday text: `pass`, `)`, `else:`, `try:`.
+SHORTEST_SECRET = 12
+RELEASES_FILE = "feedback_releases.json"
+
+
+def normalise(line: str) -> str:
+    """``line`` with every run of whitespace made one space, and none at the ends."""
+    return " ".join(line.split())
+
+
+def notebook_lines(paths: Iterable[Path], hidden_only: bool) -> set[str]:
+    """The normalised lines of the notebooks' cells, or only those between the hidden-test markers."""
+    lines = set()
+    for path in paths:
+        for cell in nbformat.read(path, as_version=4).cells:
+            blocks = HIDDEN_TESTS.findall(cell.source) if hidden_only else [cell.source]
+            lines.update(normalise(line) for block in blocks for line in block.splitlines())
+    return lines
+
+
+def secret_forms(line: str) -> list[str]:
+    """``line`` as printed, and as it reads inside a JSON file (the .ipynb itself) or a Python repr."""
+    return [line, json.dumps(line)[1:-1], json.dumps(line, ensure_ascii=False)[1:-1], repr(line)[1:-1]]
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """The hidden-test lines of a course that no feedback may show."""
+
+    lines: frozenset[str]
+
+    @classmethod
+    def of_course(cls, root: Path) -> "Secrets":
+        """Every hidden-test line of every source notebook, except short ones and those the release shows anyway
+        (as a line or within one)."""
+        sources = sorted((Path(root) / SOURCE_DIRECTORY).rglob("*.ipynb"))
+        if not sources:  # without them nothing could be scrubbed
+            raise FileNotFoundError(f"no source notebook under {Path(root) / SOURCE_DIRECTORY}: feedback needs them")
+        hidden = notebook_lines(sources, hidden_only=True)
+        public = "\n".join(
+            notebook_lines(sorted((Path(root) / RELEASE_DIRECTORY).glob("*/*.ipynb")), hidden_only=False)
+        )
+        return cls(frozenset(line for line in hidden if len(line) >= SHORTEST_SECRET and line not in public))
+
+    @functools.cached_property
+    def forms(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(form for line in sorted(self.lines) for form in secret_forms(line)))
+
+    def leaks(self, text: str) -> bool:
+        """Whether one line of text quotes a hidden-test line (whitespace and terminal colours aside)."""
+        line = normalise(ANSI.sub("", text))
+        return any(form in line for form in self.forms)
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every line that quotes a hidden-test line replaced by a marker."""
+        lines = text.splitlines(keepends=True)
+        return "".join(
+            HIDDEN_LINE_REMOVED + line[len(line.rstrip("\r\n")) :] if self.leaks(line) else line for line in lines
+        )
+
+    def leaks_markup(self, markup: str) -> bool:
+        """Whether HTML, SVG or Markdown shows a hidden-test line once tags and entities are gone."""
+        return any(self.leaks(line) for line in html.unescape(TAG.sub("", markup)).splitlines())
+
+    def scrub_output(self, output: NotebookNode) -> None:
+        """Scrub one cell output in place; rich output (HTML, SVG, ...) that leaks is replaced whole."""
+        kind = output.get("output_type")
+        if kind == "stream":
+            output.text = self.scrub(output.text)
+        elif kind == "error":
+            output.ename, output.evalue = self.scrub(output.ename), self.scrub(output.evalue)
+            output.traceback = [self.scrub(line) for line in output.get("traceback", [])]
+        elif kind in ("display_data", "execute_result"):
+            data = output.get("data", {})
+            rich = {mime: value for mime, value in data.items() if mime != "text/plain" and readable_text(mime, value)}
+            if any(self.leaks_markup(value) for value in rich.values()):
+                output.data = {"text/plain": HIDDEN_LINE_REMOVED}
+            elif isinstance(data.get("text/plain"), str):
+                data["text/plain"] = self.scrub(data["text/plain"])
+
+
+def readable_text(mime: str, value: object) -> bool:
+    """Output data that can show text: every string but base64 images (PNG, JPEG, ...)."""
+    return isinstance(value, str) and (not mime.startswith("image/") or mime == "image/svg+xml")
 
 
 @functools.cache
@@ -50,45 +148,50 @@ def render_maths(markdown: str) -> str:
     return INLINE_MATH.sub(lambda m: formula_html(m.group(1), False), markdown)
 
 
-def summary_cell(result: SubmissionResult, notebook: str) -> NotebookNode:
+def summary_cell(result: SubmissionResult, notebook: str, secrets: Secrets) -> NotebookNode:
     lines = [f"# Feedback: {result.assignment} / {notebook}", "",
              f"**Student:** {result.student} &nbsp; **Status:** {result.status}"]  # fmt: skip
     if result.reason:
-        lines.append(f"**Note:** {html.escape(result.reason)}")
+        lines.append(f"**Note:** {html.escape(secrets.scrub(result.reason))}")
     tests = [t for t in result.tests if t.notebook == notebook]
     score, most = sum(t.score for t in tests), sum(t.max_score for t in tests)
     lines += ["", f"**Autograded score:** {score:g} / {most:g} (written answers are graded by hand)", "",
               "| test | points | result | message |", "| --- | --- | --- | --- |"]  # fmt: skip
     for test in tests:
         verdict = "passed" if test.score == test.max_score else "failed"
-        message = html.escape(test.message.splitlines()[0] if test.message else "").replace("|", "\\|")
+        message = secrets.scrub(test.message.splitlines()[0] if test.message else "")
+        message = html.escape(message).replace("|", "\\|")
         lines.append(f"| `{test.grade_id}` | {test.score:g} / {test.max_score:g} | {verdict} | {message} |")
     if result.flags:
         lines += ["", "**Checks that need a look by the instructor:**", ""]
-        lines += [f"- {html.escape(flag)}" for flag in result.flags]
+        lines += [f"- {html.escape(secrets.scrub(flag))}" for flag in result.flags]
     return new_markdown_cell("\n".join(lines))
 
 
-def student_view(autograded: NotebookNode, release: NotebookNode) -> NotebookNode:
-    """The autograded notebook with every test cell's text set back to the release's, tracebacks cut."""
+def student_view(autograded: NotebookNode, release: NotebookNode, secrets: Secrets) -> NotebookNode:
+    """The autograded notebook with every test cell's text set back to the release's, tracebacks cut,
+    and every output of every cell scrubbed of hidden-test lines."""
     notebook = nbformat.from_dict(autograded)
     released = {grade_id(cell): cell.source for cell in release.cells if grade_id(cell)}
     for cell in notebook.cells:
-        if not is_graded_test_cell(cell):
-            continue
-        cell.source = released.get(grade_id(cell), "# (test not shown)")
+        if is_graded_test_cell(cell):
+            cell.source = released.get(grade_id(cell), "# (test not shown)")
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "error":
+                    output.traceback = [f"{output.ename}: {output.evalue}"]
         for output in cell.get("outputs", []):
-            if output.get("output_type") == "error":
-                output.traceback = [f"{output.ename}: {output.evalue}"]
+            secrets.scrub_output(output)
     return notebook
 
 
-def feedback_html(result: SubmissionResult, notebook_name: str, root: Path, grading_directory: str) -> str:
+def feedback_html(
+    result: SubmissionResult, notebook_name: str, root: Path, grading_directory: str, secrets: Secrets
+) -> str:
     autograded = root / grading_directory / "autograded" / result.student / result.assignment
     release = nbformat.read(release_notebook(result.assignment, root).parent / f"{notebook_name}.ipynb", 4)
     path = autograded / f"{notebook_name}.ipynb"
-    notebook = student_view(nbformat.read(path, 4), release) if path.exists() else new_notebook()
-    notebook.cells.insert(0, summary_cell(result, notebook_name))
+    notebook = student_view(nbformat.read(path, 4), release, secrets) if path.exists() else new_notebook()
+    notebook.cells.insert(0, summary_cell(result, notebook_name, secrets))
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
             cell.source = render_maths(cell.source)
@@ -97,17 +200,90 @@ def feedback_html(result: SubmissionResult, notebook_name: str, root: Path, grad
     return SCRIPT.sub("", body)
 
 
+def feedback_folder(root: Path, result: SubmissionResult, grading_directory: str = GRADING_DIRECTORY) -> Path:
+    return Path(root) / grading_directory / "feedback" / result.student / result.assignment
+
+
+def submission_key(result: SubmissionResult) -> str:
+    return f"{result.student}/{result.assignment}"
+
+
+def releases_path(root: Path, grading_directory: str = GRADING_DIRECTORY) -> Path:
+    return Path(root) / grading_directory / RELEASES_FILE
+
+
+def load_releases(root: Path, grading_directory: str = GRADING_DIRECTORY) -> dict[str, str]:
+    """``{"student/assignment": digest}`` of the flagged submissions the instructor released."""
+    path = releases_path(root, grading_directory)
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def is_released(result: SubmissionResult, releases: dict[str, str]) -> bool:
+    """Released for the graded version it was released for: a changed submission, graded again, is held again."""
+    return releases.get(submission_key(result)) == result.digest
+
+
+def is_held(result: SubmissionResult, releases: dict[str, str]) -> bool:
+    return result.status == Status.FLAGGED and not is_released(result, releases)
+
+
+def selects(selector: str, result: SubmissionResult) -> bool:
+    """Whether ``STUDENT`` or ``STUDENT/ASSIGNMENT`` names ``result``."""
+    student, _, assignment = selector.partition("/")
+    return result.student == student and assignment in ("", result.assignment)
+
+
+def release_flagged(
+    root: Path, selectors: Iterable[str] = (), everything: bool = False, grading_directory: str = GRADING_DIRECTORY
+) -> list[str]:
+    """Release the feedback of the flagged submissions ``selectors`` name (or of all); returns those naming none."""
+    selectors = list(selectors)
+    flagged = [r for r in load_results(root, grading_directory) if r.status == Status.FLAGGED]
+    releases = load_releases(root, grading_directory)
+    for result in flagged:
+        if everything or any(selects(selector, result) for selector in selectors):
+            releases[submission_key(result)] = result.digest
+    path = releases_path(root, grading_directory)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(releases, indent=1, sort_keys=True))
+    return [selector for selector in selectors if not any(selects(selector, r) for r in flagged)]
+
+
+def feedback_state(
+    result: SubmissionResult, releases: dict[str, str], root: Path, grading_directory: str = GRADING_DIRECTORY
+) -> str:
+    """The export's ``feedback`` column: ``held (flagged)``, ``released``, ``written`` or ``none``."""
+    if result.status == Status.FLAGGED:
+        return "released" if is_released(result, releases) else "held (flagged)"
+    return "written" if any(feedback_folder(root, result, grading_directory).glob("*.html")) else "none"
+
+
+@dataclass
+class FeedbackRun:
+    written: list[Path] = field(default_factory=list)
+    held: list[SubmissionResult] = field(default_factory=list)  # flagged and not released
+
+
 def write_feedback(
     root: Path, students: list[str] | None = None, grading_directory: str = GRADING_DIRECTORY
-) -> list[Path]:
-    """Write ``grading/feedback/<student>/<assignment>/<notebook>.html`` for every graded result."""
-    written = []
+) -> FeedbackRun:
+    """Write ``grading/feedback/<student>/<assignment>/<notebook>.html`` for every graded result not held.
+
+    A held submission's earlier pages (from before it was flagged) are removed, so none goes out.
+    """
+    root = Path(root)
+    secrets, releases, run = Secrets.of_course(root), load_releases(root, grading_directory), FeedbackRun()
     for result in load_results(root, grading_directory):
         if students and result.student not in students or not result.tests:
             continue
+        folder = feedback_folder(root, result, grading_directory)
+        if is_held(result, releases):
+            shutil.rmtree(folder, ignore_errors=True)
+            run.held.append(result)
+            continue
         for notebook in sorted({t.notebook for t in result.tests}):
-            target = root / grading_directory / "feedback" / result.student / result.assignment / f"{notebook}.html"
+            target = folder / f"{notebook}.html"
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(feedback_html(result, notebook, root, grading_directory))
-            written.append(target)
-    return written
+            target.write_text(feedback_html(result, notebook, root, grading_directory, secrets))
+            run.written.append(target)
+    return run

@@ -262,6 +262,7 @@ def submitted_students(root: Path, grading_directory: str = GRADING_DIRECTORY) -
 
 
 def grade(
+    *,
     root: Path,
     assignments: list[str] | None = None,
     students: list[str] | None = None,

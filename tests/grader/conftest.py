@@ -19,5 +19,5 @@ def graded_class(tmp_path_factory: pytest.TempPathFactory) -> GradedClass:
         submit(root, case)
     good = root / "grading" / "submitted" / "good" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     good_bytes, solution_bytes = good.read_bytes(), source_notebook(ASSIGNMENT, root).read_bytes()
-    results = grade(root, jobs=2, limits=LIMITS, progress=False)
+    results = grade(root=root, jobs=2, limits=LIMITS, progress=False)
     return GradedClass(root, {r.student: r for r in results}, good_bytes, solution_bytes)

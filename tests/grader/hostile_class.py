@@ -4,7 +4,9 @@ Every submission is built from the course's own notebooks with nbformat, in a te
 copy of the course, so the tests never touch the repository's grading folder.
 """
 
+import base64
 import copy
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -187,6 +189,48 @@ def links_notebook_elsewhere(root: Path) -> NotebookNode:
     return with_cell_after(solution(), "padding_mask", swap)
 
 
+def hidden_test_blocks(notebook: NotebookNode) -> list[str]:
+    """The text between the hidden-test markers of every cell of a source notebook."""
+    marker = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
+    return [block for cell in notebook.cells for block in marker.findall(cell.source)]
+
+
+def prints_hidden(root: Path) -> NotebookNode:
+    """A correct answer whose cells print hidden tests three ways while graded.
+
+    The answer cell prints the hidden tests of its own working-folder notebook (the autograded
+    copy, hidden tests put back in: raw JSON and as text) and a hidden test the student got
+    hold of (base64, so the submission itself does not quote it); the graded function prints
+    the source of each test cell that calls it.
+    """
+    copied = base64.b64encode(hidden_test_blocks(nbformat.read(source_notebook(ASSIGNMENT, root), 4))[0].encode())
+    answer = attention_answer(
+        scale=" / math.sqrt(query.size(-1))",
+        first="""    try:
+        caller = sys._getframe(1)
+        if caller.f_code.co_filename not in SHOWN:
+            SHOWN.add(caller.f_code.co_filename)
+            print("".join(inspect.getsourcelines(caller)[0]))
+    except Exception:
+        pass
+""",
+    )
+    leak = f"""import base64, inspect, json, sys
+SHOWN = set()
+try:
+    with open({ASSIGNMENT + ".ipynb"!r}) as handle:
+        text = handle.read()
+    print(text[text.index("### BEGIN HIDDEN TESTS") :][:5000])
+    for cell in json.loads(text)["cells"]:
+        if "### BEGIN HIDDEN TESTS" in "".join(cell["source"]):
+            print("".join(cell["source"]))
+except (OSError, ValueError) as error:
+    print("could not read my notebook:", error)
+print(base64.b64decode({copied!r}).decode())
+"""
+    return with_answer(solution(), "sdpa", leak + answer)
+
+
 CASES = [
     Case("good", lambda root: solution()),
     Case("blank", lambda root: release()),
@@ -196,22 +240,37 @@ CASES = [
     Case("edited_test", edited_test),
     Case("duplicate_ids", duplicate_ids),
     Case("loop_top_level", lambda root: with_cell_after(solution(), "padding_mask", "while True:\n    pass")),
-    Case("loop_in_function", lambda root: with_answer(
-        solution(), "sdpa", "def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):\n"
-                            "    while True:\n        pass\n")),  # fmt: skip
-    Case("memory_hog", lambda root: with_answer(
-        solution(), "sdpa", "def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):\n"
-                            "    hog = [bytearray(2**20) for _ in range(64 * 1024)]  # 64 GiB\n"
-                            "    return hog, hog\n")),  # fmt: skip
+    Case(
+        "loop_in_function",
+        lambda root: with_answer(
+            solution(),
+            "sdpa",
+            "def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):\n"
+            "    while True:\n        pass\n",
+        ),
+    ),  # fmt: skip
+    Case(
+        "memory_hog",
+        lambda root: with_answer(
+            solution(),
+            "sdpa",
+            "def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):\n"
+            "    hog = [bytearray(2**20) for _ in range(64 * 1024)]  # 64 GiB\n"
+            "    return hog, hog\n",
+        ),
+    ),  # fmt: skip
     Case("allclose_patched", allclose_patched),
     Case("assert_stripper", assert_stripper),
     Case("reads_hidden", reads_hidden),
+    Case("prints_hidden", prints_hidden),
     Case("writes_outside", writes_outside),
     Case("writes_from_function", writes_from_function),
     Case("links_notebook_elsewhere", links_notebook_elsewhere),
     Case("os_exit", lambda root: with_cell_after(solution(), "padding_mask", "import os\nos._exit(3)")),
-    Case("huge_output", lambda root: with_cell_after(
-        solution(), "padding_mask", "for i in range(20):\n    print(str(i) * 500_000)")),  # fmt: skip
+    Case(
+        "huge_output",
+        lambda root: with_cell_after(solution(), "padding_mask", "for i in range(20):\n    print(str(i) * 500_000)"),
+    ),  # fmt: skip
 ]
 
 

@@ -18,7 +18,7 @@ def test_grading_on_a_dask_cluster(tmp_path: Path) -> None:
     submit(tmp_path, Case("blank", lambda root: release()))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
         with distributed.Client(cluster) as client:
-            results = grade(tmp_path, [ASSIGNMENT], jobs=2, limits=LIMITS, executor=client.get_executor(),
-                            progress=False)  # fmt: skip
+            results = grade(root=tmp_path, assignments=[ASSIGNMENT], jobs=2, limits=LIMITS,
+                            executor=client.get_executor(), progress=False)  # fmt: skip
     scores = {r.student: (r.status, r.score) for r in results}
     assert scores == {"good": (Status.GRADED, 16.0), "blank": (Status.GRADED, 0.0)}

@@ -1,5 +1,8 @@
 """The hostile class: each bad submission is reported, earns nothing it did not deserve, harms no one."""
 
+import html
+import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -9,21 +12,22 @@ from nbgrader.api import Gradebook
 
 from autograder.cli import main
 from autograder.export import export_frame
-from autograder.feedback import write_feedback
+from autograder.feedback import HIDDEN_LINE_REMOVED, SHORTEST_SECRET, release_flagged, write_feedback
 from autograder.grade import grade
 from autograder.gradebook import sqlite_url
 from autograder.report import write_report
-from autograder.results import Status
+from autograder.results import Status, load_results
 from autograder.sandbox import bwrap_available
-from tests.grader.hostile_class import ASSIGNMENT, LIMITS, GradedClass, points_per_test
+from tests.grader.hostile_class import ASSIGNMENT, LIMITS, GradedClass, hidden_test_blocks, points_per_test
 
 POINTS = points_per_test()  # grade id -> points of every graded test cell of the hostile class's notebook
 FULL = sum(POINTS.values())
 SDPA_TESTS = [name for name in POINTS if name.startswith("sdpa_")]
 # The causal_mask and padding_mask tests that do not call scaled_dot_product_attention.
-MASK_POINTS = sum(p for name, p in POINTS.items() if name.startswith(("causal_mask_", "padding_mask_"))) - POINTS[
-    "padding_mask_broadcast"
-]
+MASK_POINTS = (
+    sum(p for name, p in POINTS.items() if name.startswith(("causal_mask_", "padding_mask_")))
+    - POINTS["padding_mask_broadcast"]
+)
 
 pytestmark = pytest.mark.slow
 
@@ -41,6 +45,7 @@ EXPECTED = {
     "allclose_patched": (Status.FLAGGED, MASK_POINTS, MASK_POINTS, "patches torch.allclose"),
     "assert_stripper": (Status.FLAGGED, FULL - 2, 0.0, "input_transformers_cleanup"),
     "reads_hidden": (Status.FLAGGED, MASK_POINTS, MASK_POINTS, "mentions grader files"),
+    "prints_hidden": (Status.FLAGGED, FULL, FULL, "reads or writes a file"),  # a right answer that prints secrets
     "writes_outside": (Status.FLAGGED, FULL, FULL, "reads or writes a file"),
     "writes_from_function": (Status.FLAGGED, FULL, FULL, "reads or writes a file"),
     "os_exit": (Status.CRASHED, 0.0, 0.0, "DeadKernelError"),
@@ -121,7 +126,8 @@ def test_every_submission_has_a_row(graded_class: GradedClass) -> None:
 
 
 def test_feedback_hides_hidden_tests_and_needs_no_cdn(graded_class: GradedClass) -> None:
-    [page] = write_feedback(graded_class.root, ["allclose_patched"])
+    release_flagged(graded_class.root, ["allclose_patched"])  # flagged: held until released
+    [page] = write_feedback(graded_class.root, ["allclose_patched"]).written
     text = page.read_text()
     source = (graded_class.root / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text()
     assert "def _reference(query, key, value)" in source  # a hidden helper of sdpa_values ...
@@ -129,6 +135,47 @@ def test_feedback_hides_hidden_tests_and_needs_no_cdn(graded_class: GradedClass)
     assert "<script" not in text.lower(), "no MathJax loader (nor any script) in the offline page"
     assert "data:image/svg+xml;base64," in text, "formulas are drawn inline"
     assert "sdpa_values" in text and "failed" in text and "clean re-run" in text
+
+
+def normalised(text: str) -> list[str]:
+    return [" ".join(line.split()) for line in text.splitlines()]
+
+
+def secret_lines(root: Path) -> set[str]:
+    """Every hidden-test line of the course's source notebooks, less those under SHORTEST_SECRET characters and
+    those the release shows (as a line or within one), as printed and as quoted in a .ipynb file.
+
+    Found here independently of autograder.feedback, so that a slip there cannot hide itself.
+    """
+    hidden = {line for path in (root / "solutions").rglob("*.ipynb")
+              for block in hidden_test_blocks(nbformat.read(path, 4)) for line in normalised(block)}  # fmt: skip
+    public = "\n".join(line for path in (root / "notebooks").glob("*/*.ipynb")
+                       for cell in nbformat.read(path, 4).cells for line in normalised(cell.source))  # fmt: skip
+    secrets = {line for line in hidden if len(line) >= SHORTEST_SECRET and line not in public}
+    return secrets | {json.dumps(line)[1:-1] for line in secrets}
+
+
+def shown_lines(page: Path) -> list[str]:
+    """The text of an HTML page as a reader sees it, line by line: tags dropped, entities decoded."""
+    return [line for line in normalised(html.unescape(re.sub(r"<[^>]*>", "", page.read_text()))) if line]
+
+
+def test_no_feedback_page_shows_a_hidden_test_line(graded_class: GradedClass) -> None:
+    root, secrets = graded_class.root, secret_lines(graded_class.root)
+    kept = nbformat.read(root / "grading" / "autograded" / "prints_hidden" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    answer = next(cell for cell in kept.cells if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "sdpa")
+    printed = [line for output in answer.outputs for line in normalised(output.get("text", ""))]
+    assert any(secret in line for line in printed for secret in secrets), "the answer cell printed no hidden test"
+
+    assert main(["--root", str(root), "feedback", "--release-all-flagged"]) == 0
+    pages = sorted((root / "grading" / "feedback").rglob("*.html"))
+    assert {page.parent.parent.name for page in pages} == {r.student for r in load_results(root) if r.tests}
+    leaks = [(page.parent.parent.name, secret) for page in pages for line in shown_lines(page)
+             for secret in secrets if secret in line]  # fmt: skip
+    assert not leaks, leaks[:10]
+    scrubbed = root / "grading" / "feedback" / "prints_hidden" / ASSIGNMENT / f"{ASSIGNMENT}.html"
+    assert HIDDEN_LINE_REMOVED in scrubbed.read_text()
+    assert export_frame(root).set_index("student").loc["prints_hidden", "feedback"] == "released"
 
 
 def test_report_and_cli_export(graded_class: GradedClass, tmp_path: Path) -> None:
@@ -141,11 +188,11 @@ def test_report_and_cli_export(graded_class: GradedClass, tmp_path: Path) -> Non
 
 
 def test_grading_again_skips_unchanged_and_redoes_changed(graded_class: GradedClass) -> None:
-    assert grade(graded_class.root, jobs=2, limits=LIMITS, progress=False) == []
+    assert grade(root=graded_class.root, jobs=2, limits=LIMITS, progress=False) == []
     changed = graded_class.root / "grading" / "submitted" / "edited_test" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     notebook = nbformat.read(changed, as_version=4)
     notebook.cells.append(nbformat.v4.new_markdown_cell("late edit"))
     del notebook.cells[-1]["id"]
     nbformat.write(notebook, changed)
-    [again] = grade(graded_class.root, jobs=2, limits=LIMITS, progress=False)
+    [again] = grade(root=graded_class.root, jobs=2, limits=LIMITS, progress=False)
     assert again.student == "edited_test" and again.score == graded_class.results["edited_test"].score
