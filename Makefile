@@ -39,8 +39,26 @@ sandbox:  ## bubblewrap, with which `grade` hides the course from student code (
 			echo "      Install it with your package manager (Debian/Ubuntu: sudo apt-get install bubblewrap)."; \
 		fi; }
 
+# Debian's chromium, which the browser test drives (Playwright's own browser download needs a
+# network the course machines lack): installed with apt when run as root, like `sandbox` does.
+INSTALL_CHROMIUM = command -v chromium >/dev/null 2>&1 || { \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update -qq && apt-get install -y -qq chromium; \
+	else \
+		echo "note: chromium is missing: the browser test skips (and fails in CI)."; \
+		echo "      Install it with your package manager (Debian/Ubuntu: sudo apt-get install chromium)."; \
+	fi; }
+
 test: install sandbox  ## the whole test suite (what CI runs)
+	@$(INSTALL_CHROMIUM)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+browser-test: install  ## the student flow in JupyterLab driven by headless chromium; screenshots in build/browser-artifacts
+	@$(INSTALL_CHROMIUM)
+	$(BIN)/python -m pytest tests/browser $(PYTEST_ARGS)
+
+book: install  ## the reader edition in build/book: solutions executed in fast mode (BOOK_ARGS=--full: full mode)
+	$(BIN)/python book/build.py $(BOOK_ARGS)
 
 release: install  ## regenerate notebooks/ from solutions/ with nbgrader
 	for source in solutions/*/; do \
