@@ -1,0 +1,76 @@
+"""The README's grading commands, run as it spells them, on a fresh copy of the course.
+
+The README's block runs from the repository root with the venv's Python and no PATH set-up;
+every command takes ``--root COURSE_FOLDER``. The test runs each line of the block in order,
+through ``shlex.split``, from a temporary course folder (the notebooks, with the venv linked in
+as ``.venv`` and a Canvas-style LMS download of a correct and an untouched submission), with
+PATH holding only the system folders, and with one change: ``--root .`` after ``-m autograder``,
+so that the repository's own ``grading/`` stays untouched.
+"""
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+
+from autograder.course import REPO_ROOT
+from tests.grader.hostile_class import ASSIGNMENT, points_per_test, release, solution
+
+README = REPO_ROOT / "README.md"
+COURSE_PARTS = ("solutions", "notebooks")
+STEPS = ["collect", "sanitize", "grade", "feedback", "export", "report"]
+STUDENTS = {"goodstudent": solution, "blankstudent": release}  # who hands in what
+
+
+def readme_grading_commands() -> list[str]:
+    """The lines of the README's code block that runs the grader, without their comments."""
+    blocks = re.findall(r"```bash\n(.*?)```", README.read_text(), re.S)
+    block = next(b for b in blocks if "-m autograder grade" in b)
+    return [line.split(" #")[0].strip() for line in block.splitlines() if line.strip()]
+
+
+def fresh_course(folder: Path) -> Path:
+    """The course's notebooks, with this session's venv as ``.venv`` and an LMS download."""
+    for part in COURSE_PARTS:
+        shutil.copytree(REPO_ROOT / part, folder / part)
+    (folder / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
+    with zipfile.ZipFile(folder / "lms_download.zip", "w") as download:
+        for number, (student, notebook) in enumerate(STUDENTS.items()):
+            download.writestr(f"{student}_{number}_{100 + number}_{ASSIGNMENT}.ipynb", nbformat.writes(notebook()))
+    return folder
+
+
+@pytest.mark.slow
+def test_every_readme_grading_command_runs_as_written(tmp_path: Path) -> None:
+    commands = readme_grading_commands()
+    assert [shlex.split(c)[3] for c in commands] == STEPS, f"the README's grading block changed: {commands}"
+    assert all(c.startswith(".venv/bin/python -m autograder ") for c in commands)
+    course = fresh_course(tmp_path / "clone")
+    bare_path = os.pathsep.join(p for p in ("/usr/bin", "/bin") if Path(p).is_dir())
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")} | {"PATH": bare_path}
+    printed = {}
+    for command, step in zip(commands, STEPS, strict=True):
+        python, module, package, *rest = shlex.split(command)
+        argv = [python, module, package, "--root", ".", *rest]
+        result = subprocess.run(argv, cwd=course, env=env, capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, f"`{command}` failed:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+        printed[step] = result.stdout
+
+    assert "2 collected, 0 unmatched, 0 unreadable" in printed["collect"]
+    assert "2 graded in this run" in printed["grade"]
+    for student in STUDENTS:
+        assert (course / "grading" / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").is_file()
+    grades = pd.read_csv(course / "grades.csv")
+    grades = grades[grades["assignment"] == ASSIGNMENT].set_index("student")  # the others: "missing" rows
+    full = sum(points_per_test().values())
+    assert grades.loc["goodstudent", "autograded_score"] == full and grades.loc["goodstudent", "status"] == "graded"
+    assert grades.loc["blankstudent", "autograded_score"] == 0
+    assert "<img" in (course / "report.html").read_text() or "<svg" in (course / "report.html").read_text()
