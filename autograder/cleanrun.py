@@ -27,9 +27,11 @@ def without_magics(source: str) -> str:
     return "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
 
 
-def run_plan(plan_path: str, results_path: str, cell_timeout: int) -> None:
-    """Run the cells of the plan at ``plan_path`` in order; write ``{grade_id: outcome}`` of each test."""
-    plan = json.loads(Path(plan_path).read_text())
+def run_plan(plan: list[dict], results_path: str, cell_timeout: int) -> None:
+    """Run the cells of ``plan`` in order; write ``{grade_id: outcome}`` of each test to ``results_path``.
+
+    The plan (hidden tests included) comes with the job, in memory: no file the student's code could read holds it.
+    """
     os.environ["NBGRADER_EXECUTION"] = "autograde"  # the notebooks' fast mode, as under nbgrader
     signal.signal(signal.SIGALRM, on_alarm)
     namespace: dict = {"__name__": "__main__"}

@@ -1,8 +1,9 @@
 """``grade``: autograde every submission in its own limited process and course copy, then merge.
 
 One job (:func:`grade_submission`) grades one student's assignment: it checks the files and
-scans them, copies them into a temporary course inside the kernel zygote's sandbox and the
-assignment's gradebook (its definition only) outside it, runs nbgrader's autograde there in
+scans them, copies them into a temporary course beside the assignment's gradebook (its
+definition only), both outside the kernel zygote's sandbox, and the submission's other files
+into a working folder inside it, runs nbgrader's autograde in the course copy in
 a limited child of a zygote that has nbgrader loaded, whose kernels are forked by a zygote
 that has ipykernel and the notebook's modules loaded (:mod:`autograder.zygote`,
 :mod:`autograder.kernelstub`), re-runs the graded tests cleanly in a child of a third zygote
@@ -176,16 +177,18 @@ def grade_submission(job: GradeJob) -> SubmissionResult:
     # code turns into a link to the gradebook cannot make it write there.
     sandbox = SandboxSpec(readable, network=True, writable=(kernels.scratch,)) if job.sandbox else None
     nbgrader = shared_zygote(NBGRADER_PRELOAD, sandbox)
-    visible, private = kernels.job_folder(), nbgrader.job_folder()  # the course copy; its gradebook
+    # The kernels see only `visible`: never the notebook nbgrader runs, into which it puts the hidden tests back.
+    visible, private = kernels.job_folder(), nbgrader.job_folder()  # the kernel's folder; the course copy, gradebook
     try:
-        course, db = visible / "course", private / "gradebook.db"
+        course, db = private / "course", private / "gradebook.db"
         shutil.copy(job.template_db, db)
         submitted = course / "grading" / "submitted" / job.student / job.assignment
         shutil.copytree(job.submission, submitted, symlinks=True)  # a link to the course stays a dead link
         for name, notebook in notebooks.items():
             nbformat.write(notebook, submitted / f"{name}.ipynb")
+        shutil.copytree(job.submission, visible / "work", symlinks=True, ignore=shutil.ignore_patterns("*.ipynb"))
         arguments = [str(course), str(db), job.assignment, job.student, job.limits.cell_timeout,
-                     str(kernels.socket_path), kernels.token]  # fmt: skip
+                     str(kernels.socket_path), kernels.token, str(visible)]  # fmt: skip
         outcome = nbgrader.run("autograder.autograde_child:autograde", arguments, job.limits, private / "nbgrader")
         scores = gradebook.kernel_scores(db, job.assignment, job.student)
         if outcome.returncode != 0:  # nbgrader saves a submission with empty grades before it fails

@@ -1,10 +1,11 @@
 """A kernel forked from a warm zygote, and the stub that stands for it in jupyter_client.
 
 jupyter_client starts a kernel as a child process it can poll, signal and kill. Here that
-child is this stub (``python -I -S kernelstub.py SOCKET TOKEN CONNECTION_FILE``, standard
+child is this stub (``python -I -S kernelstub.py SOCKET TOKEN CONNECTION_FILE FOLDER``, standard
 library only, so it starts in milliseconds): it asks the kernel zygote
 (:mod:`autograder.zygote`, which has ipykernel and the notebook's modules loaded, inside
-the sandbox) to fork a kernel in the stub's folder, with the stub's environment and
+the sandbox) to fork a kernel in the working folder it is given (not nbgrader's folder,
+which holds the autograded notebook with its hidden tests), with the stub's environment and
 resource limits, relays the signals it gets (an interrupt on a cell timeout), and exits
 with the kernel's exit code. When the stub is killed, the zygote sees the connection close
 and kills the kernel.
@@ -18,6 +19,9 @@ import socket
 import sys
 
 KERNEL_LOG_ENV = "AUTOGRADER_KERNEL_LOG"  # where the kernel's own stdout and stderr go
+SOCKET_ENV, TOKEN_ENV = "AUTOGRADER_KERNEL_SOCKET", "AUTOGRADER_KERNEL_TOKEN"  # for nbgrader's side, not the kernel's
+# The kernel keeps its input history (the hidden tests it ran, among others) in memory, never in a file it could read.
+KERNEL_ARGUMENTS = ("--HistoryManager.hist_file=:memory:",)
 NO_WALL_LIMIT = 7 * 24 * 3600.0  # the grader's per-submission limit kills the stub, and so the kernel
 
 
@@ -25,18 +29,19 @@ def start_kernel(connection_file: str) -> None:
     """The job the zygote's child runs: an IPython kernel on the ports of ``connection_file``."""
     from ipykernel import kernelapp  # noqa: PLC0415 (preloaded in the zygote; the stub must not import it)
 
-    kernelapp.launch_new_instance(argv=["-f", connection_file])
+    kernelapp.launch_new_instance(argv=["-f", connection_file, *KERNEL_ARGUMENTS])
 
 
-def kernel_job(connection_file: str) -> dict:
-    """The zygote job for a kernel that starts where, with what, and under the limits of this stub."""
+def kernel_job(connection_file: str, working_folder: str) -> dict:
+    """The zygote job for a kernel that starts in ``working_folder``, with the environment and limits of this stub."""
     env = dict(os.environ)
-    env.pop("JPY_PARENT_PID", None)  # a PID outside the sandbox means nothing to the kernel
+    for name in ("JPY_PARENT_PID", SOCKET_ENV, TOKEN_ENV):  # a PID outside the sandbox; the zygote's key
+        env.pop(name, None)
     threads = env.get("OMP_NUM_THREADS", "")
     return {
         "function": "autograder.kernelstub:start_kernel",
         "args": [connection_file],
-        "cwd": os.getcwd(),
+        "cwd": working_folder,
         "log": env.get(KERNEL_LOG_ENV, os.devnull),
         "env": env,
         "threads": int(threads) if threads.isdigit() else None,
@@ -47,10 +52,11 @@ def kernel_job(connection_file: str) -> dict:
 
 
 def main() -> None:
-    socket_path, token, connection_file = sys.argv[1:4]
+    socket_path, token, connection_file, working_folder = sys.argv[1:5]
+    job = kernel_job(connection_file, working_folder)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
         connection.connect(socket_path)
-        connection.sendall((json.dumps({"token": token, "job": kernel_job(connection_file)}) + "\n").encode())
+        connection.sendall((json.dumps({"token": token, "job": job}) + "\n").encode())
 
         def relay(signum: int, frame: object) -> None:
             connection.sendall(f"signal {signum}\n".encode())

@@ -3,8 +3,9 @@
 The grader's zygotes (:mod:`autograder.zygote`), and so every kernel and clean re-run they
 fork, live in such a sandbox. Inside, a process sees the system's programs and libraries,
 the Python environment and the course's helper package, all read-only, and one writable
-folder (the zygote's scratch, which holds the current submission's course copy only). It
-does not see the repository (``solutions/``), the gradebooks or the other submissions; it
+folder (the zygote's scratch, which holds the current submission's working folder only). It
+does not see the repository (``solutions/``), the gradebooks, the notebook nbgrader runs
+(hidden tests put back in), the clean re-run's plan or the other submissions; it
 has its own process namespace, so it cannot signal the grader, and no capabilities, even
 when the grader runs as root.
 Without ``bwrap`` grading still works, with only the limits of :mod:`autograder.isolation`;
@@ -24,8 +25,12 @@ def bwrap_available() -> bool:
 
 
 def readable_defaults() -> list[Path]:
-    """What Python needs: the interpreter's prefixes and the course's helper package."""
-    paths = {Path(sys.prefix), Path(sys.base_prefix), PACKAGE_ROOT / "tfcourse"}
+    """What Python needs: the interpreter's prefixes, the course's helper package and the data it reads.
+
+    ``tfcourse.agnews`` finds the committed AG News sample (and a ``make data`` download) beside
+    the package, not in the course folder being graded, which may be another folder (``--root``).
+    """
+    paths = {Path(sys.prefix), Path(sys.base_prefix), PACKAGE_ROOT / "tfcourse", PACKAGE_ROOT / "data"}
     return sorted(path for path in paths if path.exists())
 
 

@@ -251,10 +251,9 @@ def clean_rerun(student: NotebookNode, source: NotebookNode, limits: Limits, zyg
     """
     plan = clean_plan(student, source)
     workdir = zygote.job_folder()
-    plan_path, results_path = workdir / "plan.json", workdir / "clean_results.json"
+    results_path = workdir / "clean_results.json"
     try:
-        plan_path.write_text(json.dumps(plan))
-        outcome = zygote.run("autograder.cleanrun:run_plan", [str(plan_path), str(results_path), limits.cell_timeout],
+        outcome = zygote.run("autograder.cleanrun:run_plan", [plan, str(results_path), limits.cell_timeout],
                              limits, workdir)  # fmt: skip
         results = read_results(results_path)
     finally:

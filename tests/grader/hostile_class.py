@@ -183,7 +183,7 @@ def writes_from_function(root: Path) -> NotebookNode:
 
 
 def links_notebook_elsewhere(root: Path) -> NotebookNode:
-    """Swaps its own notebook for a link to a classmate's: nbgrader's final write would follow it."""
+    """Tries to swap its own notebook for a link to a classmate's, which nbgrader's final write would follow."""
     victim = root / "grading" / "submitted" / "good" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     swap = f"import os\nos.remove({ASSIGNMENT + '.ipynb'!r})\nos.symlink({str(victim)!r}, {ASSIGNMENT + '.ipynb'!r})\n"
     return with_cell_after(solution(), "padding_mask", swap)

@@ -49,8 +49,8 @@ EXPECTED = {
     "writes_outside": (Status.FLAGGED, FULL, FULL, "reads or writes a file"),
     "writes_from_function": (Status.FLAGGED, FULL, FULL, "reads or writes a file"),
     "os_exit": (Status.CRASHED, 0.0, 0.0, "DeadKernelError"),
-    # nbgrader's last write follows the link into nothing (its sandbox has no course): no grades, nothing harmed
-    "links_notebook_elsewhere": (Status.CRASHED, 0.0, 0.0, "calls os.remove"),
+    # the notebook nbgrader runs is not in the kernel's folder: there is nothing to swap for a link
+    "links_notebook_elsewhere": (Status.FLAGGED, FULL, FULL, "calls os.remove"),
     "huge_output": (Status.GRADED, FULL, FULL, ""),
 }
 NEEDS_SANDBOX = {"reads_hidden", "writes_outside", "writes_from_function", "links_notebook_elsewhere"}

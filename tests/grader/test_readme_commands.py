@@ -3,7 +3,8 @@
 The README's block runs from the repository root with the venv's Python and no PATH set-up;
 every command takes ``--root COURSE_FOLDER``. The test runs each line of the block in order,
 through ``shlex.split``, from a temporary course folder (the notebooks, with the venv linked in
-as ``.venv`` and a Canvas-style LMS download of a correct and an untouched submission), with
+as ``.venv`` and a Canvas-style LMS download: one student hands in every notebook with the
+reference answers, another notebook 01 untouched), with
 PATH holding only the system folders, and with one change: ``--root .`` after ``-m autograder``,
 so that the repository's own ``grading/`` stays untouched.
 """
@@ -21,13 +22,30 @@ import nbformat
 import pandas as pd
 import pytest
 
-from autograder.course import REPO_ROOT
-from tests.grader.hostile_class import ASSIGNMENT, points_per_test, release, solution
+from autograder.course import REPO_ROOT, assignment_ids, release_notebook, source_notebook
+from autograder.notebooks import fill_answers, is_graded_test_cell, nbgrader_meta, reference_answers
 
 README = REPO_ROOT / "README.md"
 COURSE_PARTS = ("solutions", "notebooks")
 STEPS = ["collect", "sanitize", "grade", "feedback", "export", "report"]
-STUDENTS = {"goodstudent": solution, "blankstudent": release}  # who hands in what
+GOOD, BLANK = "goodstudent", "blankstudent"
+
+
+def handed_in() -> dict[tuple[str, str], nbformat.NotebookNode]:
+    """``(student, assignment) -> notebook``: the reference answers of every notebook, and 01 untouched."""
+    notebooks = {}
+    for assignment in assignment_ids():
+        release = nbformat.read(release_notebook(assignment), as_version=4)
+        source = nbformat.read(source_notebook(assignment), as_version=4)
+        notebooks[GOOD, assignment] = fill_answers(release, reference_answers(source))
+    first = assignment_ids()[0]
+    notebooks[BLANK, first] = nbformat.read(release_notebook(first), as_version=4)
+    return notebooks
+
+
+def autograded_points(assignment: str) -> float:
+    source = nbformat.read(source_notebook(assignment), as_version=4)
+    return sum(nbgrader_meta(cell)["points"] for cell in source.cells if is_graded_test_cell(cell))
 
 
 def readme_grading_commands() -> list[str]:
@@ -43,8 +61,8 @@ def fresh_course(folder: Path) -> Path:
         shutil.copytree(REPO_ROOT / part, folder / part)
     (folder / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
     with zipfile.ZipFile(folder / "lms_download.zip", "w") as download:
-        for number, (student, notebook) in enumerate(STUDENTS.items()):
-            download.writestr(f"{student}_{number}_{100 + number}_{ASSIGNMENT}.ipynb", nbformat.writes(notebook()))
+        for number, ((student, assignment), notebook) in enumerate(handed_in().items()):
+            download.writestr(f"{student}_{number}_{100 + number}_{assignment}.ipynb", nbformat.writes(notebook))
     return folder
 
 
@@ -64,13 +82,13 @@ def test_every_readme_grading_command_runs_as_written(tmp_path: Path) -> None:
         assert result.returncode == 0, f"`{command}` failed:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
         printed[step] = result.stdout
 
-    assert "2 collected, 0 unmatched, 0 unreadable" in printed["collect"]
-    assert "2 graded in this run" in printed["grade"]
-    for student in STUDENTS:
-        assert (course / "grading" / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").is_file()
-    grades = pd.read_csv(course / "grades.csv")
-    grades = grades[grades["assignment"] == ASSIGNMENT].set_index("student")  # the others: "missing" rows
-    full = sum(points_per_test().values())
-    assert grades.loc["goodstudent", "autograded_score"] == full and grades.loc["goodstudent", "status"] == "graded"
-    assert grades.loc["blankstudent", "autograded_score"] == 0
+    submissions = handed_in()
+    assert f"{len(submissions)} collected, 0 unmatched, 0 unreadable" in printed["collect"]
+    for student, assignment in submissions:
+        assert (course / "grading" / "feedback" / student / assignment / f"{assignment}.html").is_file()
+    grades = pd.read_csv(course / "grades.csv").set_index(["student", "assignment"])
+    # Every notebook graded at full marks by the course's own pipeline (sandbox, zygotes, clean re-run).
+    scores = {a: (grades.loc[(GOOD, a), "autograded_score"], grades.loc[(GOOD, a), "status"]) for a in assignment_ids()}
+    assert scores == {a: (autograded_points(a), "graded") for a in assignment_ids()}
+    assert grades.loc[(BLANK, assignment_ids()[0]), "autograded_score"] == 0
     assert "<img" in (course / "report.html").read_text() or "<svg" in (course / "report.html").read_text()
