@@ -220,17 +220,45 @@ def extract_definitions(source: str, protected: dict[str, str] | None = None) ->
     return ast.unparse(ast.Module(body=kept, type_ignores=[]))
 
 
+def added_definitions(student: NotebookNode, source: NotebookNode, protected: dict[str, str]) -> dict[str, str]:
+    """The definitions in the code cells the student added, by the grade id of the first graded cell below them.
+
+    A student's scratch cell may define a helper that an answer calls; the clean re-run defines
+    it too, just before that graded cell, as the kernel did. A cell whose text is one of the
+    notebook's own cells is not the student's. Only definitions count (see :func:`extract_definitions`).
+    """
+    own = {cell.source.strip() for cell in source.cells if cell.cell_type == "code"}
+    placed: dict[str, str] = {}
+    pending: list[str] = []
+    for cell in student.cells:
+        if cell.cell_type != "code":
+            continue
+        if grade_id(cell):
+            if pending:
+                placed[grade_id(cell)] = "\n\n".join(filter(None, [placed.get(grade_id(cell)), *pending]))
+                pending = []
+        elif cell.source.strip() not in own:
+            pending += [code for code in [extract_definitions(cell.source, protected)] if code.strip()]
+    return placed
+
+
 def clean_plan(student: NotebookNode, source: NotebookNode) -> list[dict]:
-    """The source notebook's code cells in order, answer cells swapped for the student's definitions."""
+    """The source notebook's code cells in order, answer cells swapped for the student's definitions.
+
+    Definitions from cells the student added go in just before the first graded cell below them.
+    """
     answers: dict[str, str] = {}
     for cell in student.cells:
         if cell.cell_type == "code" and grade_id(cell) and is_answer_cell(cell):
             answers.setdefault(grade_id(cell), cell.source)
     protected = notebook_bindings(source)
+    added = added_definitions(student, source, protected)
     plan = []
     for cell in source.cells:
         if cell.cell_type != "code":
             continue
+        if grade_id(cell) in added:
+            plan.append({"kind": "added", "grade_id": grade_id(cell), "source": added[grade_id(cell)]})
         if is_answer_cell(cell):
             code = extract_definitions(answers.get(grade_id(cell), ""), protected)
             plan.append({"kind": "answer", "grade_id": grade_id(cell), "source": code})

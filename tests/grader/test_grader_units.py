@@ -20,7 +20,15 @@ from autograder.notebooks import fill_answers, grade_id, nbgrader_meta, referenc
 from autograder.sandbox import bwrap_available
 from autograder.sanitize import sanitize_notebook
 from autograder.zygote import MARKER_ENV, SandboxSpec, Zygote
-from tests.grader.hostile_class import ASSIGNMENT, cell_index, make_course, release, solution
+from tests.grader.hostile_class import (
+    ASSIGNMENT,
+    attention_answer,
+    cell_index,
+    make_course,
+    release,
+    solution,
+    with_answer,
+)
 
 
 def test_sanitize_leaves_a_clean_notebook_alone() -> None:
@@ -103,6 +111,29 @@ def test_clean_run_keeps_definitions_only() -> None:
     assert kept.splitlines()[0] == "import torch"
     assert "numpy" not in kept and "check_close" not in kept and "allclose" not in kept and "print" not in kept
     assert "def answer" in kept and "class Layer" in kept and "LIMIT = -1000000000.0" in kept
+
+
+def test_clean_run_defines_helpers_from_cells_the_student_added(zygote: Zygote) -> None:
+    # A scratch cell above the answer defines the helper the answer calls; another one patches torch.
+    source = nbformat.read(source_notebook(ASSIGNMENT), 4)
+    answer = attention_answer(scale=" / query.size(-1) ** 0.5").replace("scores.softmax(dim=-1)", "my_softmax(scores)")
+    student = with_answer(solution(), "sdpa", answer)
+    for text in (
+        "torch.allclose = lambda *args, **kwargs: True",
+        "def my_softmax(scores):\n    return scores.softmax(-1)",
+    ):
+        added = nbformat.v4.new_code_cell(text)
+        del added["id"]
+        student.cells.insert(cell_index(student, "sdpa"), added)
+    plan = tamper.clean_plan(student, source)
+    position = next(i for i, cell in enumerate(plan) if cell["grade_id"] == "sdpa" and cell["kind"] == "answer")
+    assert plan[position - 1]["kind"] == "added" and "def my_softmax" in plan[position - 1]["source"]
+    assert not any("allclose" in cell["source"] for cell in plan if cell["kind"] == "added")
+    results = tamper.clean_rerun(
+        student, source, Limits(wall_seconds=120, memory_bytes=3 * 2**30, cell_timeout=60), zygote
+    )
+    failed = {name: r["message"] for name, r in results.items() if not r["passed"]}
+    assert not failed, f"a correct answer built on its own helper loses points in the clean re-run: {failed}"
 
 
 def run_script(zygote: Zygote, script: str, limits: Limits, workdir: Path) -> Outcome:
