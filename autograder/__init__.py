@@ -1,1 +1,7 @@
-"""Instructor tooling: the nbgrader configuration and helpers to read graded notebooks."""
+"""The course's grader: ``python -m autograder`` (cli.py) and its benchmark (benchmark.py).
+
+- ``course/``: what the course is (folders, nbgrader settings, which cells are answers and tests);
+- ``pipeline/``: one module per command, and the parts ``grade`` is made of;
+- ``launch/``: the grader's side of isolation (limits, the sandbox command, the zygote client);
+- ``isolated/``: the code that runs inside the sandbox, in zygote children.
+"""

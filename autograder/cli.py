@@ -16,11 +16,12 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import collect, export, feedback, grade, report, sanitize
-from autograder.course import GRADING_DIRECTORY, REPO_ROOT, assignment_ids, release_notebook
-from autograder.isolation import Limits
-from autograder.results import Status
-from autograder.sandbox import bwrap_available
+from autograder.course.paths import GRADING_DIRECTORY, GradingFolder
+from autograder.course.settings import REPO_ROOT, assignment_ids, release_notebook
+from autograder.launch.limits import Limits
+from autograder.launch.sandbox import bwrap_available
+from autograder.pipeline import collect, export, feedback, grade, report, sanitize
+from autograder.pipeline.results import Status
 
 
 def dask_executor(address: str) -> Executor:
@@ -47,7 +48,7 @@ def run_collect(args: argparse.Namespace) -> int:
 
 
 def run_sanitize(args: argparse.Namespace) -> int:
-    submitted = args.root / args.grading_directory / "submitted"
+    submitted = GradingFolder(args.root, args.grading_directory).submitted()
     for assignment in args.assignment or assignment_ids(args.root):
         release = nbformat.read(release_notebook(assignment, args.root), as_version=4)
         for path in sorted(submitted.glob(f"*/{assignment}/{assignment}.ipynb")):
@@ -138,10 +139,19 @@ def parser() -> argparse.ArgumentParser:
     step.add_argument("--jobs", type=int, default=2, help="parallel submissions (default 2)")
     step.add_argument("--force", action="store_true", help="re-grade submissions already graded")
     step.add_argument("--timeout", type=float, default=Limits.wall_seconds, help="seconds per submission")
-    step.add_argument("--cell-timeout", type=int, default=Limits.cell_timeout, help="seconds per cell")
+    step.add_argument(
+        "--cell-timeout",
+        type=int,
+        default=Limits.cell_timeout,
+        help="most seconds per cell (each cell gets 10x its reference time + 2 s, up to this)",
+    )
     step.add_argument("--memory", type=float, default=Limits.memory_bytes / 2**30, help="GiB per process")
     step.add_argument("--sandbox", choices=["auto", "on", "off"], default="auto", help="bubblewrap (auto: if present)")
-    step.add_argument("--no-clean-rerun", action="store_true", help="skip the tamper re-run (faster, less safe)")
+    step.add_argument(
+        "--no-clean-rerun",
+        action="store_true",
+        help="no tamper re-run of tests the kernel passed (faster, less safe); a dead kernel is still rescued",
+    )
     step.add_argument("--scheduler", help="dask.distributed scheduler address, instead of local processes")
     step.set_defaults(run=run_grade)
 

@@ -40,11 +40,11 @@ from nbconvert import HTMLExporter
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbformat import NotebookNode
 
-from autograder import course
-from autograder.notebooks import SOLUTION_MARKER, is_answer_cell, is_graded_test_cell, is_student_cell
+from autograder.course import settings
+from autograder.course.notebooks import SOLUTION_MARKER, is_answer_cell, is_graded_test_cell, is_student_cell
 
 BOOK_DIR = Path(__file__).resolve().parent
-DEFAULT_OUTPUT = course.REPO_ROOT / "build" / "book"
+DEFAULT_OUTPUT = settings.REPO_ROOT / "build" / "book"
 COURSE_TITLE = "Transformers from scratch"
 HIDDEN_TESTS = re.compile(
     r"^[ \t]*### BEGIN HIDDEN TESTS[ \t]*\n.*?^[ \t]*### END HIDDEN TESTS[ \t]*(\n|\Z)", re.M | re.S
@@ -130,7 +130,7 @@ class Page:
     @property
     def student_notebook(self) -> str:
         """The student notebook's path, in the site and in the repository alike."""
-        return f"{course.RELEASE_DIRECTORY}/{self.assignment}/{self.assignment}.ipynb"
+        return f"{settings.RELEASE_DIRECTORY}/{self.assignment}/{self.assignment}.ipynb"
 
 
 def reader_copy(source: NotebookNode) -> NotebookNode:
@@ -230,12 +230,12 @@ def build(output: Path, assignments: list[str], fast: bool = True) -> list[Page]
     output.mkdir(parents=True)
     exporter = ReaderExporter()
 
-    missing = [str(course.release_notebook(a)) for a in assignments if not course.release_notebook(a).is_file()]
+    missing = [str(settings.release_notebook(a)) for a in assignments if not settings.release_notebook(a).is_file()]
     if missing:
         raise FileNotFoundError(f"student notebooks missing (make release): {missing}")
     notebooks, pages = {}, []
     for assignment in assignments:
-        source = nbformat.read(course.source_notebook(assignment), as_version=4)
+        source = nbformat.read(settings.source_notebook(assignment), as_version=4)
         notebooks[assignment] = reader_copy(source)
         pages.append(Page(assignment, *title_and_summary(source)))
 
@@ -243,7 +243,7 @@ def build(output: Path, assignments: list[str], fast: bool = True) -> list[Page]
         notebook = notebooks[page.assignment]
         start = time.perf_counter()
         try:
-            execute(notebook, course.source_notebook(page.assignment).parent)
+            execute(notebook, settings.source_notebook(page.assignment).parent)
         except CellExecutionError as error:
             raise RuntimeError(f"{page.assignment}: a cell of the reader copy failed\n{error}") from None
         page.seconds = time.perf_counter() - start
@@ -259,7 +259,7 @@ def build(output: Path, assignments: list[str], fast: bool = True) -> list[Page]
         (output / page.file_name).write_text(render(exporter, notebook, page.assignment, navigation))
         student = output / page.student_notebook
         student.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(course.release_notebook(page.assignment), student)
+        shutil.copyfile(settings.release_notebook(page.assignment), student)
         print(f"{page.file_name}: {page.figures} figures, executed in {page.seconds:.1f} s", flush=True)
 
     navigation = {"course": COURSE_TITLE, "previous": None, "next": None, "student_notebook": None, "fast": fast}
@@ -277,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--full", action="store_true", help="execute in full mode (TFCOURSE_FAST=0): slow")
     parser.add_argument("--only", nargs="+", metavar="ASSIGNMENT", help="these notebooks only")
     args = parser.parse_args(argv)
-    assignments = course.assignment_ids()
+    assignments = settings.assignment_ids()
     unknown = sorted(set(args.only or []) - set(assignments))
     if unknown:
         parser.error(f"unknown notebooks {unknown}; known: {assignments}")

@@ -12,8 +12,8 @@ os.environ["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # keeps debugpy's frozen-mod
 # nbgrader runs `alembic` by name: put this interpreter's bin folder first.
 os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 
-from autograder import course  # noqa: E402
-from autograder.course import assignment_ids  # noqa: E402
+from autograder.course import settings  # noqa: E402
+from autograder.course.settings import assignment_ids  # noqa: E402
 from tests.support.harness import combined_variants, inprocess_notebook  # noqa: E402
 from tests.support.inprocess import InProcessNotebook  # noqa: E402
 from tests.support.nbgrader_course import GradedRun, grade_reference_submissions  # noqa: E402
@@ -34,12 +34,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(scope="session")
 def source_nb(assignment: str):
-    return read(course.source_notebook(assignment))
+    return read(settings.source_notebook(assignment))
 
 
 @pytest.fixture(scope="session")
 def release_nb(assignment: str):
-    return read(course.release_notebook(assignment))
+    return read(settings.release_notebook(assignment))
 
 
 @pytest.fixture

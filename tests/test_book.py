@@ -15,9 +15,9 @@ from xml.etree import ElementTree
 import pytest
 from bs4 import BeautifulSoup
 
-from autograder import course
-from autograder.course import REPO_ROOT
-from autograder.notebooks import is_answer_cell, is_graded_test_cell
+from autograder.course import settings
+from autograder.course.notebooks import is_answer_cell, is_graded_test_cell
+from autograder.course.settings import REPO_ROOT
 from tests.conftest import ASSIGNMENTS, TIMINGS
 from tests.support.harness import inprocess_notebook
 from tests.support.notebooks import HIDDEN_REGION, code_lines, read, solution_code, without_hidden_tests
@@ -81,7 +81,7 @@ def test_each_page_shows_every_figure_of_its_notebook(book: Path, assignment: st
 
 def test_pages_show_the_reference_answers_and_the_visible_tests(book: Path, assignment: str):
     text = parsed(book, f"{assignment}.html").get_text()
-    source = read(course.source_notebook(assignment))
+    source = read(settings.source_notebook(assignment))
     expected = []
     for cell in source.cells:
         if is_answer_cell(cell):
@@ -96,7 +96,7 @@ def hidden_only_lines() -> set[str]:
     """Code lines that appear in hidden tests and nowhere else in any source notebook."""
     hidden, elsewhere = set(), set()
     for assignment in ASSIGNMENTS:
-        for cell in read(course.source_notebook(assignment)).cells:
+        for cell in read(settings.source_notebook(assignment)).cells:
             hidden.update(line for region in HIDDEN_REGION.findall(cell.source) for line in code_lines(region))
             elsewhere.update(code_lines(without_hidden_tests(cell.source)))
     return hidden - elsewhere
@@ -122,7 +122,7 @@ def test_no_page_loads_anything_from_another_host(book: Path):
 
 
 def test_maths_is_mathml_drawn_by_the_browser(book: Path, assignment: str):
-    source = read(course.source_notebook(assignment))
+    source = read(settings.source_notebook(assignment))
     has_maths = any(cell.cell_type == "markdown" and "$" in cell.source for cell in source.cells)
     html = (book / f"{assignment}.html").read_text()
     soup = BeautifulSoup(html, "html.parser")
@@ -141,6 +141,6 @@ def test_maths_is_mathml_drawn_by_the_browser(book: Path, assignment: str):
 
 def test_each_page_links_to_its_student_notebook(book: Path, assignment: str):
     link = parsed(book, f"{assignment}.html").select_one("a.student-notebook")
-    expected = f"{course.RELEASE_DIRECTORY}/{assignment}/{assignment}.ipynb"
+    expected = f"{settings.RELEASE_DIRECTORY}/{assignment}/{assignment}.ipynb"
     assert link is not None and link["href"] == expected
-    assert (book / expected).read_bytes() == course.release_notebook(assignment).read_bytes()
+    assert (book / expected).read_bytes() == settings.release_notebook(assignment).read_bytes()

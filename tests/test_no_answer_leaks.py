@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import course
+from autograder.course import settings
 from tests.support.notebooks import answer_cells, read, solution_code
 
 WINDOW = 3
@@ -39,8 +39,8 @@ def file_text(path: Path) -> str:
 
 def student_files() -> list[Path]:
     """What students get: the release folder and the helper package."""
-    release = (course.REPO_ROOT / course.RELEASE_DIRECTORY).rglob("*")
-    helpers = (course.REPO_ROOT / "tfcourse").rglob("*.py")
+    release = (settings.REPO_ROOT / settings.RELEASE_DIRECTORY).rglob("*")
+    helpers = (settings.REPO_ROOT / "tfcourse").rglob("*.py")
     return sorted(p for p in [*release, *helpers] if p.is_file() and ".ipynb_checkpoints" not in p.parts)
 
 
@@ -61,13 +61,13 @@ def leaks(files: Iterable[tuple[str, str]], solutions: dict[str, str]) -> list[s
 def all_solutions() -> dict[str, str]:
     return {
         f"{assignment}/{name}": solution_code(cell.source)
-        for assignment in course.assignment_ids()
-        for name, cell in answer_cells(read(course.source_notebook(assignment))).items()
+        for assignment in settings.assignment_ids()
+        for name, cell in answer_cells(read(settings.source_notebook(assignment))).items()
     }
 
 
 def test_no_release_file_or_helper_module_holds_any_solution():
-    files = [(str(p.relative_to(course.REPO_ROOT)), file_text(p)) for p in student_files()]
+    files = [(str(p.relative_to(settings.REPO_ROOT)), file_text(p)) for p in student_files()]
     assert any(name.startswith("tfcourse") for name, _ in files) and any(name.endswith(".ipynb") for name, _ in files)
     assert not leaks(files, all_solutions())
 

@@ -5,7 +5,7 @@ from collections import Counter
 
 import nbformat
 
-from autograder.notebooks import grade_id, nbgrader_meta
+from autograder.course.notebooks import grade_id, nbgrader_meta
 from tests.support.notebooks import (
     answer_cells,
     code_lines,

@@ -9,7 +9,7 @@ import sys
 import pytest
 import yaml
 
-from autograder.course import REPO_ROOT
+from autograder.course.settings import REPO_ROOT
 
 
 def pins(lines: list[str]) -> dict[str, str]:

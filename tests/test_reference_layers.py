@@ -100,8 +100,9 @@ def test_mha_runs_on_the_meta_device_and_rejects_bad_shapes():
     with pytest.raises(ValueError, match="divisible"):
         MultiHeadAttention(10, 3)
     with pytest.raises(ValueError, match="broadcast"):
-        MultiHeadAttention(8, 2)(torch.zeros(2, 3, 8), torch.zeros(2, 3, 8), torch.zeros(2, 3, 8),
-                                 torch.ones(2, 1, 1, 4, dtype=torch.bool))
+        MultiHeadAttention(8, 2)(
+            torch.zeros(2, 3, 8), torch.zeros(2, 3, 8), torch.zeros(2, 3, 8), torch.ones(2, 1, 1, 4, dtype=torch.bool)
+        )
     with pytest.raises(TypeError, match="boolean"):
         MultiHeadAttention(8, 2)(torch.zeros(2, 3, 8), torch.zeros(2, 3, 8), torch.zeros(2, 3, 8), torch.ones(3, 3))
 

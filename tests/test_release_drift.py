@@ -5,15 +5,15 @@ import shutil
 
 from nbgrader.apps import NbGraderAPI
 
-from autograder import course
+from autograder.course import settings
 
 
 def test_release_equals_a_fresh_generation(assignment, tmp_path):
-    shutil.copytree(course.source_notebook(assignment).parent, tmp_path / course.SOURCE_DIRECTORY / assignment)
-    result = NbGraderAPI(config=course.course_config(tmp_path)).generate_assignment(assignment)
+    shutil.copytree(settings.source_notebook(assignment).parent, tmp_path / settings.SOURCE_DIRECTORY / assignment)
+    result = NbGraderAPI(config=settings.course_config(tmp_path)).generate_assignment(assignment)
     assert result["success"], result.get("error")
-    fresh = tmp_path / course.RELEASE_DIRECTORY / assignment
-    committed = course.REPO_ROOT / course.RELEASE_DIRECTORY / assignment
+    fresh = tmp_path / settings.RELEASE_DIRECTORY / assignment
+    committed = settings.REPO_ROOT / settings.RELEASE_DIRECTORY / assignment
     # JupyterLab's checkpoints are git-ignored: opening the release with `make lab` is not drift.
     comparison = filecmp.dircmp(fresh, committed, ignore=[*filecmp.DEFAULT_IGNORES, ".ipynb_checkpoints"])
     assert not comparison.left_only and not comparison.right_only, "files differ: run `make release`"

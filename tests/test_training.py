@@ -125,7 +125,10 @@ def test_autocast_bfloat16_on_cpu_runs_the_forward_in_bfloat16():
         return nn.functional.mse_loss(prediction.float(), y)
 
     losses = training.train(
-        model, regression_batches(30), loss_fn, torch.optim.SGD(model.parameters(), lr=0.1),
+        model,
+        regression_batches(30),
+        loss_fn,
+        torch.optim.SGD(model.parameters(), lr=0.1),
         autocast_dtype=torch.bfloat16,
     )
     assert set(dtypes) == {torch.bfloat16}

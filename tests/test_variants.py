@@ -4,7 +4,7 @@ Graded with the in-process runner (tests/support/inprocess.py); test_autograde.p
 real nbgrader run agrees with it.
 """
 
-from autograder.course import assignment_ids
+from autograder.course.settings import assignment_ids
 from tests.support.harness import variant_answer
 from tests.support.notebooks import answer_cells
 from tests.variants import VARIANTS

@@ -8,11 +8,12 @@ instead, so a missing browser cannot pass for a green run.
 import os
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from autograder.course import RELEASE_DIRECTORY, REPO_ROOT
+from autograder.course.settings import RELEASE_DIRECTORY, REPO_ROOT
 from tests.browser.lab import CHROMIUM_FLAGS, JupyterLab, chromium_executable, start_lab
 
 ARTIFACTS = REPO_ROOT / "build" / "browser-artifacts"
@@ -76,9 +77,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     return report
 
 
-@pytest.fixture
-def page(browser, lab: JupyterLab, artifacts: Path, request: pytest.FixtureRequest):
-    """A fresh browser context; on failure, a screenshot of what the page showed last."""
+@contextmanager
+def fresh_page(browser, artifacts: Path, request: pytest.FixtureRequest):
+    """A page in a fresh browser context; if the test failed, a screenshot of what it showed last."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     try:
@@ -88,7 +89,23 @@ def page(browser, lab: JupyterLab, artifacts: Path, request: pytest.FixtureReque
             artifacts.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=artifacts / f"failed-{request.node.name}.png")
         context.close()
+
+
+@pytest.fixture
+def page(browser, lab: JupyterLab, artifacts: Path, request: pytest.FixtureRequest):
+    """A fresh page for the student's server (its kernels are shut down afterwards)."""
+    try:
+        with fresh_page(browser, artifacts, request) as page:
+            yield page
+    finally:
         lab.shut_down_kernels()
+
+
+@pytest.fixture
+def bare_page(browser, artifacts: Path, request: pytest.FixtureRequest):
+    """A fresh page for a test that starts its own server (the formgrader's)."""
+    with fresh_page(browser, artifacts, request) as page:
+        yield page
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,9 @@ The server runs on 127.0.0.1 on a free port with a random token, from a temporar
 folder laid out like the repository (``nbgrader_config.py`` at its root, the notebooks in
 ``notebooks/``), with Jupyter's config, data and runtime folders in the same temporary
 place: nothing the student flow writes (checkpoints, saved edits, nbgrader's validation)
-lands in the repository. Everything started here is ended by its process id.
+lands in the repository. An instructor's server (:func:`start_instructor_lab`) runs on a
+course folder itself, as ``make instructor-lab`` runs on the repository, for the formgrader.
+Everything started here is ended by its process id.
 """
 
 import json
@@ -39,7 +41,7 @@ CHROMIUM_FLAGS = [
 NBGRADER_CONFIG = """\
 from pathlib import Path
 
-from autograder.course import configure
+from autograder.course.settings import configure
 
 configure(get_config(), Path(__file__).resolve().parent)
 """
@@ -93,18 +95,15 @@ def end_processes(pids: list[int], grace: float = 10.0) -> None:
 
 @dataclass
 class JupyterLab:
-    """A running JupyterLab server whose root is a copy of ``notebooks/``."""
+    """A running JupyterLab server: a student's on a copy of ``notebooks/``, or an instructor's on a course."""
 
     folder: Path  # the temporary course folder: nbgrader_config.py, notebooks/, jupyter/
+    root: Path  # the server's root_dir: folder/notebooks (start_lab) or the course folder (start_instructor_lab)
     port: int
     token: str
     process: subprocess.Popen
     log: Path
     child_pids: set[int] = field(default_factory=set)
-
-    @property
-    def root(self) -> Path:
-        return self.folder / "notebooks"
 
     @property
     def base_url(self) -> str:
@@ -153,6 +152,20 @@ def start_lab(folder: Path, notebooks: Path, timeout: float = 180.0) -> JupyterL
     """Copy ``notebooks`` into ``folder/notebooks`` and start JupyterLab on it; wait until it answers."""
     shutil.copytree(notebooks, folder / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     (folder / "nbgrader_config.py").write_text(NBGRADER_CONFIG)
+    return launch_lab(folder, folder / "notebooks", timeout)
+
+
+def start_instructor_lab(course: Path, timeout: float = 180.0) -> JupyterLab:
+    """JupyterLab on a course folder, as ``make instructor-lab`` runs it at the repository root.
+
+    The formgrader reads ``nbgrader_config.py`` from the server's working folder and wants the
+    course inside the server's root: both are the course folder, which must hold that file.
+    """
+    return launch_lab(course, course, timeout)
+
+
+def launch_lab(folder: Path, root_dir: Path, timeout: float) -> JupyterLab:
+    """Start JupyterLab in ``folder`` (its settings in ``folder/jupyter``) on ``root_dir``; wait until it answers."""
     jupyter = folder / "jupyter"
     for name, settings in USER_SETTINGS.items():
         path = jupyter / "config" / "lab" / "user-settings" / name
@@ -179,7 +192,7 @@ def start_lab(folder: Path, notebooks: Path, timeout: float = 180.0) -> JupyterL
         f"--ServerApp.port={port}",
         "--ServerApp.port_retries=0",
         f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={folder / 'notebooks'}",
+        f"--ServerApp.root_dir={root_dir}",
         "--LabApp.expose_app_in_browser=True",
     ]
     if os.geteuid() == 0:
@@ -189,7 +202,7 @@ def start_lab(folder: Path, notebooks: Path, timeout: float = 180.0) -> JupyterL
         process = subprocess.Popen(
             command, cwd=folder, env=env, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
         )
-    lab = JupyterLab(folder, port, token, process, log)
+    lab = JupyterLab(folder, root_dir, port, token, process, log)
     deadline = time.monotonic() + timeout
     while True:
         if process.poll() is not None:

@@ -13,8 +13,8 @@ import time
 import nbformat
 import pytest
 
-from autograder import course
-from autograder.notebooks import fill_answers, is_answer_cell, reference_answers
+from autograder.course import settings
+from autograder.course.notebooks import fill_answers, is_answer_cell, reference_answers
 from tests.browser.notebook_page import NotebookPage
 from tests.conftest import TIMINGS
 from tests.support.harness import inprocess_notebook
@@ -30,7 +30,7 @@ def figures_per_code_cell(assignment: str) -> list[int]:
 
 
 def test_untouched_release_stops_at_the_first_todo_and_fails_validation(assignment, page, lab, artifacts):
-    release = read(course.release_notebook(assignment))
+    release = read(settings.release_notebook(assignment))
     first_todo = next(i for i, cell in enumerate(release.cells) if is_answer_cell(cell))
     notebook = NotebookPage(page, lab, f"{assignment}/{assignment}.ipynb", artifacts / assignment)
     notebook.open()
@@ -61,8 +61,8 @@ def test_untouched_release_stops_at_the_first_todo_and_fails_validation(assignme
 
 
 def test_filled_copy_runs_shows_every_figure_and_passes_validation(assignment, page, lab, artifacts):
-    release = read(course.release_notebook(assignment))
-    filled = fill_answers(release, reference_answers(read(course.source_notebook(assignment))))
+    release = read(settings.release_notebook(assignment))
+    filled = fill_answers(release, reference_answers(read(settings.source_notebook(assignment))))
     path = f"{assignment}/{assignment}_filled.ipynb"
     nbformat.write(filled, lab.root / path)
     figures = figures_per_code_cell(assignment)

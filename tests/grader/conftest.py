@@ -1,9 +1,9 @@
-"""The hostile class (see hostile_class.py), graded once per session by ``autograder.grade``."""
+"""The hostile class (see hostile_class.py), graded once per session by ``autograder.pipeline.grade``."""
 
 import pytest
 
-from autograder.course import source_notebook
-from autograder.grade import grade
+from autograder.course.settings import source_notebook
+from autograder.pipeline.grade import grade
 from tests.grader.hostile_class import ASSIGNMENT, CASES, LIMITS, GradedClass, make_course, submit
 
 

@@ -148,3 +148,16 @@ def _probe_walk(secrets: dict[int, set[str]], budget: float = 20.0, limit: int =
     report["hits"], report["hit_count"] = sorted(set(hits))[:10], len(set(hits))  # the report must stay short
     report["seconds"] = round(time.monotonic() - start, 1)
     return report
+
+
+def _probe_network(port: int) -> dict:
+    """The network interfaces this process sees, and whether it reaches ``port`` on the host's loopback."""
+    import socket
+
+    report = {"interfaces": sorted(name for _, name in socket.if_nameindex()), "reached": False, "net_error": ""}
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=3):
+            report["reached"] = True
+    except OSError as error:
+        report["net_error"] = f"{type(error).__name__}: {error}"
+    return report

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from autograder.cli import parser
-from autograder.course import REPO_ROOT, release_notebook, source_notebook
+from autograder.course.settings import REPO_ROOT, release_notebook, source_notebook
 
 
 def test_repeated_student_and_assignment_flags_add_up() -> None:

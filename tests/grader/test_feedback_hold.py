@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from autograder.cli import main
-from autograder.export import export_frame
-from autograder.results import Status, SubmissionResult, save_result
-from autograder.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
+from autograder.pipeline.export import export_frame
+from autograder.pipeline.results import Status, SubmissionResult, save_result
+from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
 from tests.grader.hostile_class import ASSIGNMENT, make_course
 
 FLAG = f"{ASSIGNMENT}: sdpa, line 3: patches torch.allclose"

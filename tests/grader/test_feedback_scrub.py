@@ -7,9 +7,9 @@ import pytest
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from autograder.feedback import HIDDEN_LINE_REMOVED, Secrets, student_view, summary_cell
-from autograder.results import Status, SubmissionResult
-from autograder.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
+from autograder.pipeline.feedback import HIDDEN_LINE_REMOVED, Secrets, student_view, summary_cell
+from autograder.pipeline.results import Status, SubmissionResult
+from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
 
 SECRET = 'expected = torch.tensor([[0.25, 0.75], [1.0, 0.0]]) # "exact" weights'  # as normalised
 PUBLIC_TOO = "check_shape('weights', w, (2, 3, 5))"  # in the hidden block and in the release: no secret

@@ -5,8 +5,8 @@ from pathlib import Path
 import distributed  # a pinned requirement: this test never skips
 import pytest
 
-from autograder.grade import grade
-from autograder.results import Status
+from autograder.pipeline.grade import grade
+from autograder.pipeline.results import Status
 from tests.grader.hostile_class import ASSIGNMENT, LIMITS, Case, make_course, release, solution, submit
 
 pytestmark = pytest.mark.slow

@@ -1,8 +1,5 @@
 """The hostile class: each bad submission is reported, earns nothing it did not deserve, harms no one."""
 
-import html
-import json
-import re
 from pathlib import Path
 
 import nbformat
@@ -11,14 +8,15 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder.cli import main
-from autograder.export import export_frame
-from autograder.feedback import HIDDEN_LINE_REMOVED, SHORTEST_SECRET, release_flagged, write_feedback
-from autograder.grade import grade
-from autograder.gradebook import sqlite_url
-from autograder.report import write_report
-from autograder.results import Status, load_results
-from autograder.sandbox import bwrap_available
-from tests.grader.hostile_class import ASSIGNMENT, LIMITS, GradedClass, hidden_test_blocks, points_per_test
+from autograder.launch.sandbox import bwrap_available
+from autograder.pipeline.export import export_frame
+from autograder.pipeline.feedback import HIDDEN_LINE_REMOVED, release_flagged, write_feedback
+from autograder.pipeline.grade import grade
+from autograder.pipeline.gradebook import sqlite_url
+from autograder.pipeline.report import write_report
+from autograder.pipeline.results import Status, load_results
+from tests.grader.hostile_class import ASSIGNMENT, LIMITS, GradedClass, points_per_test
+from tests.grader.leaks import leaks, normalised, secret_lines
 
 POINTS = points_per_test()  # grade id -> points of every graded test cell of the hostile class's notebook
 FULL = sum(POINTS.values())
@@ -48,7 +46,8 @@ EXPECTED = {
     "prints_hidden": (Status.FLAGGED, FULL, FULL, "reads or writes a file"),  # a right answer that prints secrets
     "writes_outside": (Status.FLAGGED, FULL, FULL, "reads or writes a file"),
     "writes_from_function": (Status.FLAGGED, FULL, FULL, "reads or writes a file"),
-    "os_exit": (Status.CRASHED, 0.0, 0.0, "DeadKernelError"),
+    # the kernel dies in a cell after the last answer: the clean re-run scores every test
+    "os_exit": (Status.CRASHED, FULL, FULL, "DeadKernelError"),
     # the notebook nbgrader runs is not in the kernel's folder: there is nothing to swap for a link
     "links_notebook_elsewhere": (Status.FLAGGED, FULL, FULL, "calls os.remove"),
     "huge_output": (Status.GRADED, FULL, FULL, ""),
@@ -70,13 +69,10 @@ def test_each_submission_is_reported_and_scored_fairly(graded_class: GradedClass
         assert row["reason"], f"{student} has status {status} and no reason"
 
 
-def test_infinite_loop_in_a_graded_function_is_stopped_without_points(graded_class: GradedClass) -> None:
-    result = graded_class.results["loop_in_function"]
-    # Either the per-submission limit stopped it, or every looping test was interrupted.
-    assert result.status in {Status.TIMED_OUT, Status.GRADED}, result
-    assert result.score <= MASK_POINTS
-    assert all(t.score == 0 for t in result.tests if t.grade_id in SDPA_TESTS)
-    assert result.status == Status.GRADED or "limit" in result.reason
+def test_a_dead_kernel_costs_nothing_the_clean_rerun_can_score(graded_class: GradedClass) -> None:
+    result = graded_class.results["os_exit"]
+    assert "tests scored by the clean re-run" in result.reason, result
+    assert all(t.clean_passed for t in result.tests), result.tests
 
 
 def test_patched_checks_pass_in_the_kernel_but_not_in_the_clean_rerun(graded_class: GradedClass) -> None:
@@ -121,7 +117,7 @@ def test_huge_output_is_capped_in_the_kept_copy(graded_class: GradedClass) -> No
 
 def test_every_submission_has_a_row(graded_class: GradedClass) -> None:
     frame = export_frame(graded_class.root)
-    assert set(frame["student"]) == set(EXPECTED) | {"loop_in_function"}
+    assert set(frame["student"]) == set(EXPECTED)
     assert frame["status"].notna().all()
 
 
@@ -137,29 +133,6 @@ def test_feedback_hides_hidden_tests_and_needs_no_cdn(graded_class: GradedClass)
     assert "sdpa_values" in text and "failed" in text and "clean re-run" in text
 
 
-def normalised(text: str) -> list[str]:
-    return [" ".join(line.split()) for line in text.splitlines()]
-
-
-def secret_lines(root: Path) -> set[str]:
-    """Every hidden-test line of the course's source notebooks, less those under SHORTEST_SECRET characters and
-    those the release shows (as a line or within one), as printed and as quoted in a .ipynb file.
-
-    Found here independently of autograder.feedback, so that a slip there cannot hide itself.
-    """
-    hidden = {line for path in (root / "solutions").rglob("*.ipynb")
-              for block in hidden_test_blocks(nbformat.read(path, 4)) for line in normalised(block)}  # fmt: skip
-    public = "\n".join(line for path in (root / "notebooks").glob("*/*.ipynb")
-                       for cell in nbformat.read(path, 4).cells for line in normalised(cell.source))  # fmt: skip
-    secrets = {line for line in hidden if len(line) >= SHORTEST_SECRET and line not in public}
-    return secrets | {json.dumps(line)[1:-1] for line in secrets}
-
-
-def shown_lines(page: Path) -> list[str]:
-    """The text of an HTML page as a reader sees it, line by line: tags dropped, entities decoded."""
-    return [line for line in normalised(html.unescape(re.sub(r"<[^>]*>", "", page.read_text()))) if line]
-
-
 def test_no_feedback_page_shows_a_hidden_test_line(graded_class: GradedClass) -> None:
     root, secrets = graded_class.root, secret_lines(graded_class.root)
     kept = nbformat.read(root / "grading" / "autograded" / "prints_hidden" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
@@ -170,9 +143,8 @@ def test_no_feedback_page_shows_a_hidden_test_line(graded_class: GradedClass) ->
     assert main(["--root", str(root), "feedback", "--release-all-flagged"]) == 0
     pages = sorted((root / "grading" / "feedback").rglob("*.html"))
     assert {page.parent.parent.name for page in pages} == {r.student for r in load_results(root) if r.tests}
-    leaks = [(page.parent.parent.name, secret) for page in pages for line in shown_lines(page)
-             for secret in secrets if secret in line]  # fmt: skip
-    assert not leaks, leaks[:10]
+    shown = leaks(pages, secrets)
+    assert not shown, shown[:10]
     scrubbed = root / "grading" / "feedback" / "prints_hidden" / ASSIGNMENT / f"{ASSIGNMENT}.html"
     assert HIDDEN_LINE_REMOVED in scrubbed.read_text()
     assert export_frame(root).set_index("student").loc["prints_hidden", "feedback"] == "released"

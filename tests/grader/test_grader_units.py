@@ -12,14 +12,15 @@ import nbformat
 import psutil
 import pytest
 
-from autograder import tamper
-from autograder.collect import collect
-from autograder.course import release_notebook, source_notebook
-from autograder.isolation import Limits, Outcome
-from autograder.notebooks import fill_answers, grade_id, nbgrader_meta, reference_answers
-from autograder.sandbox import bwrap_available
-from autograder.sanitize import sanitize_notebook
-from autograder.zygote import MARKER_ENV, SandboxSpec, Zygote
+from autograder.course.notebook_code import notebook_bindings
+from autograder.course.notebooks import fill_answers, grade_id, nbgrader_meta, reference_answers
+from autograder.course.settings import release_notebook, source_notebook
+from autograder.launch.limits import Limits, Outcome
+from autograder.launch.sandbox import bwrap_available
+from autograder.launch.zygote import MARKER_ENV, SandboxSpec, Zygote
+from autograder.pipeline import clean_rerun, static_scan
+from autograder.pipeline.collect import collect
+from autograder.pipeline.sanitize import sanitize_notebook
 from tests.grader.hostile_class import (
     ASSIGNMENT,
     attention_answer,
@@ -91,15 +92,15 @@ def test_sanitize_repairs_each_kind_of_damage() -> None:
 )
 def test_scan_names_the_trick(code: str, finding: str) -> None:
     source = nbformat.read(source_notebook(ASSIGNMENT), 4)
-    findings = tamper.scan_source(code, tamper.notebook_bindings(source))
+    findings = static_scan.scan_source(code, notebook_bindings(source))
     assert any(finding in f for f in findings), findings
 
 
 def test_scan_is_quiet_on_honest_answers(assignment: str) -> None:
     source = nbformat.read(source_notebook(assignment), 4)
     blank = nbformat.read(release_notebook(assignment), 4)
-    assert tamper.scan(fill_answers(blank, reference_answers(source)), source) == []
-    assert tamper.scan(blank, source) == []
+    assert static_scan.scan(fill_answers(blank, reference_answers(source)), source) == []
+    assert static_scan.scan(blank, source) == []
 
 
 def test_clean_run_keeps_definitions_only() -> None:
@@ -107,7 +108,7 @@ def test_clean_run_keeps_definitions_only() -> None:
     code = ("import torch\nimport numpy as torch\nLIMIT = -1e9\ncheck_close = print\n"
             "def check_close(*a):\n    pass\ntorch.allclose = print\ndef answer(x):\n    return x + LIMIT\n"
             "class Layer:\n    pass\nprint('top level')\n")  # fmt: skip
-    kept = tamper.extract_definitions(code, protected)
+    kept = clean_rerun.extract_definitions(code, protected)
     assert kept.splitlines()[0] == "import torch"
     assert "numpy" not in kept and "check_close" not in kept and "allclose" not in kept and "print" not in kept
     assert "def answer" in kept and "class Layer" in kept and "LIMIT = -1000000000.0" in kept
@@ -125,11 +126,11 @@ def test_clean_run_defines_helpers_from_cells_the_student_added(zygote: Zygote) 
         added = nbformat.v4.new_code_cell(text)
         del added["id"]
         student.cells.insert(cell_index(student, "sdpa"), added)
-    plan = tamper.clean_plan(student, source)
+    plan = clean_rerun.clean_plan(student, source)
     position = next(i for i, cell in enumerate(plan) if cell["grade_id"] == "sdpa" and cell["kind"] == "answer")
     assert plan[position - 1]["kind"] == "added" and "def my_softmax" in plan[position - 1]["source"]
     assert not any("allclose" in cell["source"] for cell in plan if cell["kind"] == "added")
-    results = tamper.clean_rerun(
+    results = clean_rerun.clean_rerun(
         student, source, Limits(wall_seconds=120, memory_bytes=3 * 2**30, cell_timeout=60), zygote
     )
     failed = {name: r["message"] for name, r in results.items() if not r["passed"]}
@@ -230,10 +231,10 @@ def test_clean_results_forged_as_a_link_or_garbage_count_for_nothing(tmp_path: P
     link = tmp_path / "results.json"
     link.symlink_to(tmp_path / "elsewhere.json")
     (tmp_path / "elsewhere.json").write_text(json.dumps({"sdpa_values": {"passed": True, "message": ""}}))
-    assert tamper.read_results(link) == {}
+    assert clean_rerun.read_results(link) == {}
     garbage = tmp_path / "garbage.json"
     garbage.write_text(json.dumps({"sdpa_values": {"passed": "yes"}, "sdpa_mask": [True], "x": {"passed": False}}))
-    assert tamper.read_results(garbage) == {"x": {"passed": False, "message": ""}}
+    assert clean_rerun.read_results(garbage) == {"x": {"passed": False, "message": ""}}
 
 
 def test_collect_sorts_an_lms_download(tmp_path: Path) -> None:

@@ -1,26 +1,30 @@
-"""Nothing the student's code can read while graded holds a hidden test or a solution.
+"""Nothing the student's code can read while graded holds a hidden test or a solution, nor can it send it.
 
-One submission, graded by ``autograder.grade`` as any other, carries :mod:`secret_walk`: its
+One submission, graded by ``autograder.pipeline.grade`` as any other, carries :mod:`secret_walk`: its
 last answer cell walks every file the kernel can open and prints what it found, and its graded
 function does the same in the clean re-run, where it reports through the failure message of
 the tests that call it. The secrets are every hidden-test line and every solution (as runs of
-lines) of every source notebook of the course, handed in as hashes.
+lines) of every source notebook of the course, handed in as hashes. The probe also lists the
+network interfaces it sees and tries to reach a server the test runs on the host's loopback.
 """
 
 import json
 import re
+import socket
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbformat import NotebookNode
 
-from autograder.course import REPO_ROOT, release_notebook, source_notebook
-from autograder.grade import grade
-from autograder.isolation import Limits
-from autograder.notebooks import grade_id, is_answer_cell, reference_answers
-from autograder.results import SubmissionResult
-from autograder.sandbox import bwrap_available
+from autograder.course.notebooks import grade_id, is_answer_cell, reference_answers
+from autograder.course.settings import REPO_ROOT, release_notebook, source_notebook
+from autograder.launch.limits import Limits
+from autograder.launch.sandbox import bwrap_available
+from autograder.pipeline.grade import grade
+from autograder.pipeline.results import SubmissionResult
 from tests.grader import secret_walk
 from tests.grader.hostile_class import ASSIGNMENT, hidden_test_blocks, make_course, solution, with_answer
 from tests.support.notebooks import solution_code
@@ -77,13 +81,14 @@ def public_texts(*notebooks: NotebookNode) -> list[str]:
     return [cell.source for notebook in [*release, *notebooks] for cell in notebook.cells] + helpers
 
 
-def probing_answer(answer: str, secrets: dict[int, set[str]]) -> str:
+def probing_answer(answer: str, secrets: dict[int, set[str]], port: int) -> str:
     """``answer`` (defining PROBED) with the probe: run in the kernel at once, and by PROBED in the clean re-run."""
     return f"""{answer}
 
 {Path(secret_walk.__file__).read_text()}
 
 _PROBE_SECRETS = {secrets!r}
+_PROBE_PORT = {port}
 _PROBE_REPORT = []
 _probe_answer = {PROBED}
 
@@ -93,32 +98,60 @@ def {PROBED}(*args, **kwargs):
     if "ipykernel" in sys.modules:
         return _probe_answer(*args, **kwargs)
     if not _PROBE_REPORT:
-        _PROBE_REPORT.append(json.dumps(_probe_walk(_PROBE_SECRETS)))
+        _PROBE_REPORT.append(json.dumps({{**_probe_walk(_PROBE_SECRETS), **_probe_network(_PROBE_PORT)}}))
     raise RuntimeError("WALK-REPORT " + _PROBE_REPORT[0])
 
 
 import json as _probe_json
 
-print("WALK-REPORT " + _probe_json.dumps(_probe_walk(_PROBE_SECRETS)))
+print("WALK-REPORT " + _probe_json.dumps({{**_probe_walk(_PROBE_SECRETS), **_probe_network(_PROBE_PORT)}}))
 """
 
 
-def submission() -> NotebookNode:
+def submission(port: int) -> NotebookNode:
     filled = solution()
     secrets = course_secrets([*public_texts(filled), Path(secret_walk.__file__).read_text()])
     answer = reference_answers(nbformat.read(source_notebook(ASSIGNMENT), as_version=4))[PROBED]
-    return with_answer(filled, PROBED, probing_answer(answer, secrets))
+    return with_answer(filled, PROBED, probing_answer(answer, secrets, port))
+
+
+class LoopbackServer:
+    """A TCP server on the host's 127.0.0.1 that counts the connections it accepts."""
+
+    def __init__(self) -> None:
+        self.socket = socket.create_server(("127.0.0.1", 0))
+        self.port = self.socket.getsockname()[1]
+        self.accepted = 0
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.socket.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            connection.close()
+
+
+@dataclass
+class Graded:
+    root: Path
+    result: SubmissionResult
+    server: LoopbackServer
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, SubmissionResult]:
+def graded(tmp_path_factory: pytest.TempPathFactory) -> Graded:
     root = tmp_path_factory.mktemp("reach")
     make_course(root)
     folder = root / "grading" / "submitted" / STUDENT / ASSIGNMENT
     folder.mkdir(parents=True)
-    nbformat.write(submission(), folder / f"{ASSIGNMENT}.ipynb")
+    server = LoopbackServer()
+    nbformat.write(submission(server.port), folder / f"{ASSIGNMENT}.ipynb")
     [result] = grade(root=root, jobs=1, limits=LIMITS, progress=False)
-    return root, result
+    server.socket.close()
+    return Graded(root, result, server)
 
 
 def parse_report(text: str) -> dict:
@@ -133,19 +166,47 @@ def check_report(report: dict, where: str) -> None:
     assert report["hit_count"] == 0, f"{where}: files readable by student code hold secrets: {report}"
 
 
-def test_the_kernel_can_read_no_secret(graded: tuple[Path, SubmissionResult]) -> None:
-    root, result = graded
-    kept = root / "grading" / "autograded" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+def check_network(report: dict, where: str) -> None:
+    assert report["interfaces"] == ["lo"], f"{where}: student code sees network interfaces {report['interfaces']}"
+    assert not report["reached"], f"{where}: student code reached a server on the host's loopback"
+    assert report["net_error"], f"{where}: {report}"
+
+
+def kernel_report(graded: Graded) -> dict:
+    kept = graded.root / "grading" / "autograded" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     cell = next(cell for cell in nbformat.read(kept, as_version=4).cells if grade_id(cell) == PROBED)
-    check_report(parse_report("".join(output.get("text", "") for output in cell.outputs)), "kernel run")
-    assert result.score > 0, result  # the probe's answers are right: the kernel run passed the tests
+    return parse_report("".join(output.get("text", "") for output in cell.outputs))
 
 
-def test_the_clean_rerun_can_read_no_secret(graded: tuple[Path, SubmissionResult]) -> None:
-    _, result = graded
-    messages = [test.message for test in result.tests if test.grade_id.startswith(PROBED) and test.message]
-    assert messages, f"the clean re-run did not report: {result}"
-    check_report(parse_report(messages[0]), "clean re-run")
+def clean_report(graded: Graded) -> dict:
+    messages = [test.message for test in graded.result.tests if test.grade_id.startswith(PROBED) and test.message]
+    assert messages, f"the clean re-run did not report: {graded.result}"
+    return parse_report(messages[0])
+
+
+def test_the_kernel_can_read_no_secret(graded: Graded) -> None:
+    check_report(kernel_report(graded), "kernel run")
+    assert graded.result.score > 0, graded.result  # the probe's answers are right: the kernel run passed the tests
+
+
+def test_the_clean_rerun_can_read_no_secret(graded: Graded) -> None:
+    check_report(clean_report(graded), "clean re-run")
+
+
+def test_student_code_has_no_network_in_either_run(graded: Graded) -> None:
+    check_network(kernel_report(graded), "kernel run")
+    check_network(clean_report(graded), "clean re-run")
+    assert graded.server.accepted == 0, "the host's loopback server was reached"
+
+
+def test_the_network_probe_reaches_a_server_it_can_see() -> None:
+    """Outside the sandbox the same probe reaches the same kind of server: its 'no' above means something."""
+    server = LoopbackServer()
+    try:
+        report = secret_walk._probe_network(server.port)
+    finally:
+        server.socket.close()
+    assert report["reached"] and not report["net_error"], report
 
 
 def test_the_probe_finds_a_planted_secret(tmp_path: Path) -> None:

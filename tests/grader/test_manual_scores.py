@@ -4,11 +4,11 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
-from autograder import gradebook
-from autograder.course import REPO_ROOT, SOURCE_DIRECTORY
-from autograder.export import export_frame
-from autograder.results import Status, SubmissionResult, save_result
-from autograder.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
+from autograder.course.settings import REPO_ROOT, SOURCE_DIRECTORY
+from autograder.pipeline import gradebook
+from autograder.pipeline.export import export_frame
+from autograder.pipeline.results import Status, SubmissionResult, save_result
+from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
 from tests.grader.hostile_class import ASSIGNMENT, points_per_test
 
 

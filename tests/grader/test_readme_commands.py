@@ -22,8 +22,8 @@ import nbformat
 import pandas as pd
 import pytest
 
-from autograder.course import REPO_ROOT, assignment_ids, release_notebook, source_notebook
-from autograder.notebooks import fill_answers, is_graded_test_cell, nbgrader_meta, reference_answers
+from autograder.course.notebooks import fill_answers, is_graded_test_cell, nbgrader_meta, reference_answers
+from autograder.course.settings import REPO_ROOT, assignment_ids, release_notebook, source_notebook
 
 README = REPO_ROOT / "README.md"
 COURSE_PARTS = ("solutions", "notebooks")

@@ -2,7 +2,7 @@
 
 import functools
 
-from autograder import course
+from autograder.course import settings
 from tests.support.inprocess import InProcessNotebook
 from tests.support.notebooks import answer_cells, read
 from tests.variants import VARIANTS, Variant
@@ -10,7 +10,7 @@ from tests.variants import VARIANTS, Variant
 
 @functools.cache
 def inprocess_notebook(assignment: str) -> InProcessNotebook:
-    return InProcessNotebook(read(course.source_notebook(assignment)))
+    return InProcessNotebook(read(settings.source_notebook(assignment)))
 
 
 def variant_answer(assignment: str, variant: Variant) -> dict[str, str]:

@@ -19,7 +19,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 from nbformat import NotebookNode
 
-from autograder.notebooks import grade_id, is_answer_cell, is_graded_test_cell
+from autograder.course.notebooks import grade_id, is_answer_cell, is_graded_test_cell
 
 matplotlib.use("Agg")
 

@@ -10,8 +10,9 @@ from nbformat import NotebookNode
 from nbgrader.api import Gradebook
 from nbgrader.apps import NbGraderAPI
 
-from autograder import course
-from autograder.notebooks import fill_answers, reference_answers
+from autograder.course import settings
+from autograder.course.notebooks import fill_answers, reference_answers
+from autograder.course.paths import GradingFolder
 from tests.support.notebooks import read
 
 
@@ -39,8 +40,8 @@ class GradedRun:
 
 def make_course(assignment: str, root: Path) -> NbGraderAPI:
     """Copy the assignment's source into ``root`` and generate its release there (fills the gradebook)."""
-    shutil.copytree(course.source_notebook(assignment).parent, root / course.SOURCE_DIRECTORY / assignment)
-    api = NbGraderAPI(config=course.course_config(root))
+    shutil.copytree(settings.source_notebook(assignment).parent, root / settings.SOURCE_DIRECTORY / assignment)
+    api = NbGraderAPI(config=settings.course_config(root))
     result = api.generate_assignment(assignment)
     if not result["success"]:
         raise RuntimeError(f"generate_assignment failed:\n{result.get('error')}\n{result.get('log')}")
@@ -48,7 +49,7 @@ def make_course(assignment: str, root: Path) -> NbGraderAPI:
 
 
 def submit(root: Path, assignment: str, student: str, notebook: NotebookNode) -> None:
-    folder = root / course.GRADING_DIRECTORY / "submitted" / student / assignment
+    folder = GradingFolder(root).submitted(student, assignment)
     folder.mkdir(parents=True, exist_ok=True)
     nbformat.write(notebook, folder / f"{assignment}.ipynb")
 
@@ -57,7 +58,7 @@ def autograde(api: NbGraderAPI, root: Path, assignment: str, student: str) -> di
     result = api.autograde(assignment, student)
     if not result["success"]:
         raise RuntimeError(f"autograde of {student} failed:\n{result.get('error')}\n{result.get('log')}")
-    db_url = f"sqlite:///{root / course.GRADING_DIRECTORY / 'gradebook.db'}"
+    db_url = f"sqlite:///{GradingFolder(root).gradebook}"
     with Gradebook(db_url) as gradebook:
         notebook = gradebook.find_submission_notebook(assignment, assignment, student)
         return {
@@ -72,8 +73,8 @@ def grade_reference_submissions(
 ) -> GradedRun:
     """Autograde the reference answers, the untouched release, and any ``extra`` student -> answers."""
     api = make_course(assignment, root)
-    release = read(root / course.RELEASE_DIRECTORY / assignment / f"{assignment}.ipynb")
-    reference = reference_answers(read(course.source_notebook(assignment)))
+    release = read(root / settings.RELEASE_DIRECTORY / assignment / f"{assignment}.ipynb")
+    reference = reference_answers(read(settings.source_notebook(assignment)))
     students = {"reference": reference, "untouched": {}, **(extra or {})}
     run = GradedRun(root)
     for student, answers in students.items():

@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from autograder.notebooks import grade_id, is_answer_cell, is_graded_test_cell
+from autograder.course.notebooks import grade_id, is_answer_cell, is_graded_test_cell
 
 SOLUTION_REGION = re.compile(r"^[ \t]*### BEGIN SOLUTION\n(.*?)^[ \t]*### END SOLUTION[ \t]*\n?", re.M | re.S)
 HIDDEN_REGION = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS\n(.*?)^[ \t]*### END HIDDEN TESTS[ \t]*\n?", re.M | re.S)

@@ -127,8 +127,7 @@ VARIANTS = [
         "pre_ln_normalises_the_residual_stream",
         (
             PRE_LN_ATTENTION,
-            "            x = self.norm1(x)\n"
-            "            attended, weights = self.self_attn(x, x, x, mask)\n",
+            "            x = self.norm1(x)\n            attended, weights = self.self_attn(x, x, x, mask)\n",
         ),
         (PRE_LN_FFN, "            x = self.norm2(x)\n            x = x + self.dropout2(self.ffn(x))\n"),
     ),

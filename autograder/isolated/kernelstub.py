@@ -3,7 +3,7 @@
 jupyter_client starts a kernel as a child process it can poll, signal and kill. Here that
 child is this stub (``python -I -S kernelstub.py SOCKET TOKEN CONNECTION_FILE FOLDER``, standard
 library only, so it starts in milliseconds): it asks the kernel zygote
-(:mod:`autograder.zygote`, which has ipykernel and the notebook's modules loaded, inside
+(:mod:`autograder.launch.zygote`, which has ipykernel and the notebook's modules loaded, inside
 the sandbox) to fork a kernel in the working folder it is given (not nbgrader's folder,
 which holds the autograded notebook with its hidden tests), with the stub's environment and
 resource limits, relays the signals it gets (an interrupt on a cell timeout), and exits
@@ -39,7 +39,7 @@ def kernel_job(connection_file: str, working_folder: str) -> dict:
         env.pop(name, None)
     threads = env.get("OMP_NUM_THREADS", "")
     return {
-        "function": "autograder.kernelstub:start_kernel",
+        "function": "autograder.isolated.kernelstub:start_kernel",
         "args": [connection_file],
         "cwd": working_folder,
         "log": env.get(KERNEL_LOG_ENV, os.devnull),

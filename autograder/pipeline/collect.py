@@ -16,7 +16,8 @@ from pathlib import Path, PurePosixPath
 
 import nbformat
 
-from autograder.course import GRADING_DIRECTORY, assignment_ids
+from autograder.course.paths import GRADING_DIRECTORY, GradingFolder
+from autograder.course.settings import assignment_ids
 
 CANVAS = r"^(?P<student>[A-Za-z0-9.\-]+?)_(?:.*_)?{notebook}(?:-\d+)?\.ipynb$"
 SAFE_ID = re.compile(r"[^A-Za-z0-9._\-]+")
@@ -70,7 +71,7 @@ def collect(
                 nbformat.read(path, as_version=4)
             except Exception:  # noqa: BLE001 (any parse error: report it, grade will say unreadable)
                 report.unreadable.append(str(relative))
-            target = root / grading_directory / "submitted" / student / notebook / f"{notebook}.ipynb"
+            target = GradingFolder(root, grading_directory).submitted(student, notebook) / f"{notebook}.ipynb"
             earlier = [c for c in report.collected if c[:2] == (student, notebook)]
             if earlier:
                 report.replaced += [c[2] for c in earlier]

@@ -13,8 +13,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from autograder.course import GRADING_DIRECTORY  # noqa: E402
-from autograder.results import SubmissionResult, load_results  # noqa: E402
+from autograder.course.paths import GRADING_DIRECTORY  # noqa: E402
+from autograder.pipeline.results import SubmissionResult, load_results  # noqa: E402
 
 
 def figure_html(figure: plt.Figure) -> str:
@@ -27,8 +27,14 @@ def figure_html(figure: plt.Figure) -> str:
 def test_frame(results: list[SubmissionResult]) -> pd.DataFrame:
     """One row per (student, test) of the graded submissions: did it pass, and with which message."""
     rows = [
-        {"assignment": r.assignment, "notebook": t.notebook, "student": r.student, "test": t.grade_id,
-         "failed": t.score < t.max_score, "message": t.message.splitlines()[0] if t.message else ""}  # fmt: skip
+        {
+            "assignment": r.assignment,
+            "notebook": t.notebook,
+            "student": r.student,
+            "test": t.grade_id,
+            "failed": t.score < t.max_score,
+            "message": t.message.splitlines()[0] if t.message else "",
+        }  # fmt: skip
         for r in results
         for t in r.tests
         if r.tests and str(r.status) in {"graded", "flagged"}

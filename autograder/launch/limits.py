@@ -1,20 +1,17 @@
-"""Limits for untrusted code, and the pieces every supervisor of it needs.
+"""Limits for untrusted code, and the environment it starts with.
 
-Student code runs in a child of :mod:`autograder.zygote`, which applies :class:`Limits`
-(address space, file size, no core dumps, wall clock), gives each job a private ``HOME`` and
-``TMPDIR`` (:func:`private_environment`: nothing, such as IPython startup files or
-matplotlib caches, carries over to the next submission) and kills every descendant of the
-job when it ends (:func:`kill_descendants`).
+Student code runs in a child of a zygote (:mod:`autograder.isolated.zygote_server`), which
+applies :class:`Limits` (address space, file size, no core dumps, wall clock) and kills every
+descendant of the job when it ends. :func:`private_environment` gives each job a private
+``HOME`` and ``TMPDIR``: nothing, such as IPython startup files or matplotlib caches, carries
+over to the next submission.
 """
 
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
-
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # holds autograder/ and tfcourse/
-TIMED_OUT = 124
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # holds autograder/ and tfcourse/
 OUTPUT_TAIL_BYTES = 8000
 
 
@@ -63,17 +60,3 @@ def read_tail(path: Path, size: int = OUTPUT_TAIL_BYTES) -> str:
     with path.open("rb") as handle:
         handle.seek(max(0, path.stat().st_size - size))
         return handle.read().decode(errors="replace")
-
-
-def kill_descendants() -> None:
-    """Kill every process below this one (children, grandchildren, re-parented orphans)."""
-    for _ in range(3):  # a process may fork while we kill; go round until nothing is left
-        children = psutil.Process().children(recursive=True)
-        if not children:
-            return
-        for child in children:
-            try:
-                child.kill()
-            except psutil.NoSuchProcess:
-                pass
-        psutil.wait_procs(children, timeout=5)

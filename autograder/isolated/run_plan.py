@@ -1,6 +1,6 @@
 """The clean re-run's job: execute a plan of cells in a fresh zygote child, record each test.
 
-The plan (built by :func:`autograder.tamper.clean_plan`) is the source notebook's code with
+The plan (built by :func:`autograder.pipeline.clean_rerun.clean_plan`) is the source notebook's code with
 each answer cell replaced by the definitions extracted from the student's answer; no IPython
 is involved, so no input transformer or kernel state of the student's run is present.
 The results file is rewritten as soon as each test's result is known, so a run that dies
@@ -22,13 +22,10 @@ def on_alarm(signum: int, frame: object) -> None:
     raise CellTimeout("cell timed out")
 
 
-def without_magics(source: str) -> str:
-    """Drop IPython-only lines (``%matplotlib inline``, ``!pip ...``), which plain Python cannot run."""
-    return "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
-
-
-def run_plan(plan: list[dict], results_path: str, cell_timeout: int) -> None:
+def run_plan(plan: list[dict], results_path: str, cell_timeout: float) -> None:
     """Run the cells of ``plan`` in order; write ``{grade_id: outcome}`` of each test to ``results_path``.
+
+    Each cell stops after its ``limit`` (seconds), or ``cell_timeout`` when it has none.
 
     The plan (hidden tests included) comes with the job, in memory: no file the student's code could read holds it.
     """
@@ -37,18 +34,21 @@ def run_plan(plan: list[dict], results_path: str, cell_timeout: int) -> None:
     namespace: dict = {"__name__": "__main__"}
     results: dict[str, dict] = {}
     for cell in plan:
-        signal.alarm(cell_timeout)
+        limit = cell.get("limit") or cell_timeout
+        signal.setitimer(signal.ITIMER_REAL, limit)
         try:
             exec(
-                compile(without_magics(cell["source"]), f"<{cell['kind']} {cell['grade_id']}>", "exec"),
+                compile(cell["source"], f"<{cell['kind']} {cell['grade_id']}>", "exec"),
                 namespace,
             )
             outcome = {"passed": True, "message": ""}
         except BaseException as error:  # noqa: B036 (a test may fail with anything, SystemExit included)
             lines = traceback.format_exception_only(type(error), error)
             outcome = {"passed": False, "message": "".join(lines).strip()[:2000]}
+            if isinstance(error, CellTimeout):
+                outcome["message"] = f"CellTimeout: stopped after its limit of {limit:g} s"
         finally:
-            signal.alarm(0)
+            signal.setitimer(signal.ITIMER_REAL, 0)
         if cell["kind"] == "test":
             results[cell["grade_id"]] = outcome
             Path(results_path).write_text(json.dumps(results))

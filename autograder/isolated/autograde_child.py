@@ -2,12 +2,13 @@
 
 The course copy holds only the one submission; it and its gradebook (the assignment's
 definition, hidden tests included) lie in this process's own folder, outside the kernels'
-view. Kernels are forked by a kernel zygote (:mod:`autograder.kernelstub`), which runs, when
+view. Kernels are forked by a kernel zygote (:mod:`autograder.isolated.kernelstub`), which runs, when
 bubblewrap is there, in a sandbox whose only writable folder holds the kernel's working
 folder (the submission's files other than its notebooks), its connection file and its log:
 the student's code sees neither the autograded notebook, into which nbgrader puts the hidden
 tests back before running it, nor the course, the gradebooks or the other submissions.
-nbgrader itself (this process) stays outside.
+nbgrader itself (this process) runs in a sandbox of its own. Neither has a network: the
+kernel's channels are Unix sockets in the kernel's folder (zmq's ipc transport).
 """
 
 import os
@@ -18,13 +19,14 @@ from jupyter_client.manager import AsyncKernelManager
 from nbgrader.apps import NbGraderAPI
 from traitlets import Unicode
 
-from autograder import kernelstub
-from autograder.course import course_config
-from autograder.gradebook import sqlite_url
+from autograder.course.notebooks import cell_key
+from autograder.course.settings import course_config
+from autograder.isolated import kernelstub
+from autograder.pipeline.gradebook import sqlite_url
 
 
 class ZygoteKernelManager(AsyncKernelManager):
-    """Starts :mod:`autograder.kernelstub` instead of a kernel: the kernel zygote forks the kernel.
+    """Starts :mod:`autograder.isolated.kernelstub` instead of a kernel: the kernel zygote forks the kernel.
 
     The kernel runs in ``working_folder``, not in the folder of the notebook nbgrader executes.
     """
@@ -43,23 +45,31 @@ def autograde(
     assignment: str,
     student: str,
     cell_timeout: int,
+    cell_limits: dict[str, float],
     kernel_socket: str,
     token: str,
     kernel_folder: str,
 ) -> int:
     """Autograde ``student``'s ``assignment`` in the course copy at ``course``; 0 when nbgrader succeeded.
 
-    Kernels come from the zygote listening on ``kernel_socket``, which answers those who know
-    ``token``; they run in ``kernel_folder``/work, which holds the submission's other files.
+    A cell is interrupted after its limit in ``cell_limits`` (by :func:`~autograder.course.notebooks.cell_key`),
+    or after ``cell_timeout`` seconds when it has none. Kernels come from the zygote listening on
+    ``kernel_socket``, which answers those who know ``token``; they run in ``kernel_folder``/work,
+    which holds the submission's other files.
     """
     config = course_config(Path(course))
     config.CourseDirectory.db_url = sqlite_url(Path(gradebook))
     config.Execute.timeout = cell_timeout
+    config.Execute.timeout_func = lambda cell: cell_limits.get(cell_key(cell), cell_timeout)
     config.Execute.shutdown_kernel = "immediate"  # nothing after the last cell is graded: no graceful wait
     config.Execute.kernel_manager_class = ZygoteKernelManager
     # Where the sandboxed kernels can read (and write) them.
     shared = Path(kernel_folder)
     config.ZygoteKernelManager.connection_file = str(shared / "kernel-connection.json")
+    # The kernel's channels are Unix sockets in that folder (zmq's ipc transport), not TCP ports:
+    # nbgrader and the kernel each run without a network, and still reach each other.
+    config.ZygoteKernelManager.transport = "ipc"
+    config.ZygoteKernelManager.ip = str(shared / "kernel-ipc")
     config.ZygoteKernelManager.working_folder = str(shared / "work")
     os.environ[kernelstub.KERNEL_LOG_ENV] = str(shared / "kernel.log")
     os.environ[kernelstub.SOCKET_ENV], os.environ[kernelstub.TOKEN_ENV] = kernel_socket, token

@@ -10,8 +10,8 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.apps import NbGraderAPI
 from sqlalchemy.exc import SAWarning
 
-from autograder.course import SOURCE_DIRECTORY, course_config
-from autograder.results import Status, SubmissionResult
+from autograder.course.settings import SOURCE_DIRECTORY, course_config
+from autograder.pipeline.results import Status, SubmissionResult
 
 
 @dataclass(frozen=True)
@@ -39,9 +39,7 @@ def define_assignment(root: Path, assignment: str, db_path: Path) -> None:
         config.CourseDirectory.db_url = sqlite_url(db_path)
         result = NbGraderAPI(config=config).generate_assignment(assignment, force=True, create=True)
         if not result["success"]:
-            raise RuntimeError(
-                f"nbgrader could not define {assignment}:\n{result['log']}\n{result.get('error', '')}"
-            )
+            raise RuntimeError(f"nbgrader could not define {assignment}:\n{result['log']}\n{result.get('error', '')}")
 
 
 def grade_cells(db_path: Path, assignment: str) -> list[GradeCellInfo]:

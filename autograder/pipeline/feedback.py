@@ -33,9 +33,10 @@ from nbconvert import HTMLExporter  # noqa: E402
 from nbformat import NotebookNode  # noqa: E402
 from nbformat.v4 import new_markdown_cell, new_notebook  # noqa: E402
 
-from autograder.course import GRADING_DIRECTORY, RELEASE_DIRECTORY, SOURCE_DIRECTORY, release_notebook  # noqa: E402
-from autograder.notebooks import grade_id, is_graded_test_cell  # noqa: E402
-from autograder.results import Status, SubmissionResult, load_results  # noqa: E402
+from autograder.course.notebooks import grade_id, is_graded_test_cell  # noqa: E402
+from autograder.course.paths import GRADING_DIRECTORY, GradingFolder  # noqa: E402
+from autograder.course.settings import RELEASE_DIRECTORY, SOURCE_DIRECTORY, release_notebook  # noqa: E402
+from autograder.pipeline.results import Status, SubmissionResult, load_results  # noqa: E402
 
 DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
 INLINE_MATH = re.compile(r"(?<![\\$])\$([^$\n]+?)\$")
@@ -187,7 +188,7 @@ def student_view(autograded: NotebookNode, release: NotebookNode, secrets: Secre
 def feedback_html(
     result: SubmissionResult, notebook_name: str, root: Path, grading_directory: str, secrets: Secrets
 ) -> str:
-    autograded = root / grading_directory / "autograded" / result.student / result.assignment
+    autograded = GradingFolder(root, grading_directory).autograded(result.student, result.assignment)
     release = nbformat.read(release_notebook(result.assignment, root).parent / f"{notebook_name}.ipynb", 4)
     path = autograded / f"{notebook_name}.ipynb"
     notebook = student_view(nbformat.read(path, 4), release, secrets) if path.exists() else new_notebook()
@@ -201,7 +202,7 @@ def feedback_html(
 
 
 def feedback_folder(root: Path, result: SubmissionResult, grading_directory: str = GRADING_DIRECTORY) -> Path:
-    return Path(root) / grading_directory / "feedback" / result.student / result.assignment
+    return GradingFolder(root, grading_directory).feedback(result.student, result.assignment)
 
 
 def submission_key(result: SubmissionResult) -> str:
@@ -209,7 +210,7 @@ def submission_key(result: SubmissionResult) -> str:
 
 
 def releases_path(root: Path, grading_directory: str = GRADING_DIRECTORY) -> Path:
-    return Path(root) / grading_directory / RELEASES_FILE
+    return GradingFolder(root, grading_directory).file(RELEASES_FILE)
 
 
 def load_releases(root: Path, grading_directory: str = GRADING_DIRECTORY) -> dict[str, str]:

@@ -1,30 +1,27 @@
-"""A warm process that forks one fresh, limited child per job.
+"""The zygote itself: a warm process that forks one fresh, limited child per job.
 
 Starting Python and importing nbgrader or torch costs seconds, which a grader that starts
 new interpreters for every submission pays again and again. A zygote
-(``python -m autograder.zygote --preload MODULE ...``) imports those modules once, then, for
-each job it reads on standard input, forks a child that takes the job's folder, environment
-and limits and calls the job's function. The child is a copy of a process that never ran a
-job, so nothing one submission does reaches the next through memory.
+(``python -m autograder.isolated.zygote_server --preload MODULE ...``) imports those modules
+once, then, for each job it reads on standard input (or, with ``--listen``, on a Unix socket
+from a kernel stub that knows the token), forks a child that takes the job's folder,
+environment and limits and calls the job's function. The child is a copy of a process that
+never ran a job, so nothing one submission does reaches the next through memory.
 
 The zygote supervises each child: it is the child subreaper of everything the job starts
 (a Jupyter kernel in its own session, a daemon a student forks), stops the job at its wall
 clock limit, kills every descendant when the job ends, empties the ``--scrub`` folders
 (the sandbox's ``/tmp``), and only then answers with one JSON line on standard output.
 The zygote runs no untrusted code itself and cannot be read or traced by its children
-(it is not dumpable). A child that kills the zygote only ends its own job as crashed; the
-next job starts a new zygote, and the processes the lost zygote no longer supervises are found
-by the marker every one of them carries in its environment (``MARKER_ENV``) and killed.
-
-:class:`Zygote` is the grader's side: it starts the process (inside :mod:`autograder.sandbox`
-when asked), sends jobs, waits for the answers, and restarts a zygote that died or hangs.
+(it is not dumpable). The grader's side, which starts it and sends the jobs, is
+:mod:`autograder.launch.zygote`. This module imports nothing of the grader's: it runs inside
+the sandbox, with only the standard library and psutil.
 """
 
 import argparse
 import ctypes
 import importlib
 import json
-import multiprocessing.util
 import os
 import resource
 import secrets
@@ -32,53 +29,37 @@ import select
 import shutil
 import signal
 import socket
-import subprocess
 import sys
-import tempfile
-import threading
 import time
 import traceback
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
-from autograder.isolation import (
-    PACKAGE_ROOT,
-    TIMED_OUT,
-    Limits,
-    Outcome,
-    kill_descendants,
-    private_environment,
-    read_tail,
-)
-from autograder.sandbox import sandbox_command
+TIMED_OUT = 124  # the exit code of a job stopped at its wall-clock limit
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 RELAYED_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGKILL}
-REPLY_GRACE_SECONDS = 60  # beyond the job's own limit, before the zygote counts as hung
 # Every process of one zygote (the zygote, its jobs, what they fork or start) carries this variable
 # with the zygote's own value: /proc/PID/environ keeps it even after a job clears os.environ.
 MARKER_ENV = "AUTOGRADER_ZYGOTE"
 
 
-def kill_marked(marker: str) -> None:
-    """Kill every process whose starting environment carries ``marker``: what a lost zygote left behind."""
+def kill_descendants() -> None:
+    """Kill every process below this one (children, grandchildren, re-parented orphans)."""
     for _ in range(3):  # a process may fork while we kill; go round until nothing is left
-        marked = []
-        for process in psutil.process_iter():
-            try:
-                if process.pid != os.getpid() and process.environ().get(MARKER_ENV) == marker:
-                    process.kill()
-                    marked.append(process)
-            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-                continue
-        if not marked:
+        children = psutil.Process().children(recursive=True)
+        if not children:
             return
-        psutil.wait_procs(marked, timeout=5)
+        for child in children:
+            try:
+                child.kill()
+            except psutil.NoSuchProcess:
+                pass
+        psutil.wait_procs(children, timeout=5)
 
 
 def prctl(option: int, value: int) -> None:
@@ -272,149 +253,6 @@ def main() -> None:
     parser.add_argument("--listen", type=Path, help="also take jobs on this Unix socket (token first on stdin)")
     args = parser.parse_args()
     serve(args.preload, Scrub(args.scrub, args.keep), args.listen)
-
-
-@dataclass(frozen=True)
-class SandboxSpec:
-    """The bubblewrap sandbox a zygote and its jobs live in (see :func:`autograder.sandbox.sandbox_command`)."""
-
-    readable: tuple[Path, ...] = ()
-    network: bool = False
-    writable: tuple[Path, ...] = ()  # besides the zygote's own scratch
-
-
-class Zygote:
-    """The grader's handle on one zygote process; jobs run one at a time.
-
-    ``scratch`` is the zygote's own writable folder: a job's folder must lie inside it (it is
-    the only folder a sandboxed zygote can write). A zygote that dies or does not answer in
-    time is killed and replaced by a new one at the next job. With ``listen`` it also takes
-    jobs from other processes (kernel stubs) on the Unix socket ``socket_path``, from a client
-    that knows ``token``.
-    """
-
-    def __init__(self, preload: tuple[str, ...] = (), sandbox: SandboxSpec | None = None, listen: bool = False) -> None:
-        self.preload = preload
-        self.sandbox = sandbox
-        self.listen = listen
-        self.scratch = Path(tempfile.mkdtemp(prefix="zygote-")).resolve()
-        self.socket_path = self.scratch / "zygote.sock"  # renamed at every start
-        self.token = ""
-        self.marker = uuid.uuid4().hex
-        self.process: subprocess.Popen | None = None
-
-    def command(self) -> list[str]:
-        command = [sys.executable, "-m", "autograder.zygote", "--preload", *self.preload]
-        if self.listen:
-            command += ["--listen", str(self.socket_path)]
-        if self.sandbox is None:
-            return command
-        writable = [self.scratch, *self.sandbox.writable]
-        command += ["--scrub", "/tmp", "/dev/shm", "--keep", *map(str, writable)]
-        readable = [PACKAGE_ROOT / "autograder", *self.sandbox.readable]
-        return sandbox_command(command, writable, readable, network=self.sandbox.network)
-
-    def start(self) -> None:
-        # A new socket name for every start: a job may have left anything at the old one.
-        self.socket_path = self.scratch / f"zygote-{uuid.uuid4().hex[:8]}.sock"
-        env = {**private_environment(self.scratch / "zygote-home"), MARKER_ENV: self.marker}
-        self.process = subprocess.Popen(
-            self.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            cwd=self.scratch, env=env, text=True, start_new_session=True,
-        )  # fmt: skip
-        if self.listen:
-            self.token = secrets.token_hex(16)
-            assert self.process.stdin is not None
-            self.process.stdin.write(self.token + "\n")
-            self.process.stdin.flush()
-        if self.read_reply(timeout=300) is None:
-            self.stop()
-            raise RuntimeError(f"the zygote {self.command()} did not start")
-
-    def ensure_started(self) -> None:
-        """Start the zygote, or a new one if the last died (a job may kill it)."""
-        if self.process is None or self.process.poll() is not None:
-            self.stop()
-            self.start()
-
-    def read_reply(self, timeout: float) -> dict | None:
-        assert self.process is not None and self.process.stdout is not None
-        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
-        line = self.process.stdout.readline() if ready else ""
-        return json.loads(line) if line else None
-
-    def job_folder(self) -> Path:
-        """A new empty folder for one job, inside the zygote's scratch."""
-        folder = self.scratch / uuid.uuid4().hex
-        folder.mkdir()
-        return folder
-
-    def run(self, function: str, args: list, limits: Limits, workdir: Path) -> Outcome:
-        """Call ``function`` ("module:name") with ``args`` in a fresh child, in ``workdir`` under ``limits``.
-
-        The child's output goes to ``workdir/output.log``; an int the function returns is its exit code.
-        """
-        self.ensure_started()
-        assert self.process is not None and self.process.stdin is not None
-        workdir.mkdir(parents=True, exist_ok=True)
-        log = workdir / "output.log"
-        job = {
-            "function": function, "args": args, "cwd": str(workdir), "log": str(log),
-            "env": {**private_environment(workdir / "home", limits.threads), MARKER_ENV: self.marker},
-            "threads": limits.threads,
-            "wall": limits.wall_seconds, "memory": limits.memory_bytes, "file_size": limits.file_bytes,
-        }  # fmt: skip
-        start = time.monotonic()
-        try:
-            self.process.stdin.write(json.dumps(job) + "\n")
-            self.process.stdin.flush()
-            reply = self.read_reply(timeout=limits.wall_seconds + REPLY_GRACE_SECONDS)
-        except (BrokenPipeError, ValueError):
-            reply = None
-        if reply is None:  # the zygote died (a job killed it) or hangs: the job gets nothing
-            self.stop()
-            seconds = time.monotonic() - start
-            timed_out = seconds >= limits.wall_seconds
-            return Outcome(TIMED_OUT if timed_out else 137, timed_out, seconds, read_tail(log) + "\n[zygote lost]")
-        return Outcome(reply["returncode"], reply["timed_out"], reply["seconds"], read_tail(log))
-
-    def stop(self) -> None:
-        """Kill the zygote and every process under it, and whatever its jobs left once it was gone."""
-        if self.process is None:
-            return
-        try:
-            processes = [psutil.Process(self.process.pid), *psutil.Process(self.process.pid).children(recursive=True)]
-        except psutil.NoSuchProcess:
-            processes = []
-        for process in processes:
-            try:
-                process.kill()
-            except psutil.NoSuchProcess:
-                pass
-        self.process.wait()
-        self.process = None
-        kill_marked(self.marker)  # orphans: a job whose zygote was killed is no longer below it
-
-    def close(self) -> None:
-        self.stop()
-        shutil.rmtree(self.scratch, ignore_errors=True)
-
-
-_local = threading.local()
-
-
-def shared_zygote(preload: tuple[str, ...], sandbox: SandboxSpec | None = None, listen: bool = False) -> Zygote:
-    """This thread's zygote for these arguments, started at its first job and kept.
-
-    Executors run many jobs per worker process (or thread): each keeps its zygotes between jobs.
-    """
-    zygotes: dict = _local.__dict__.setdefault("zygotes", {})
-    key = (preload, sandbox, listen)
-    if key not in zygotes:
-        zygotes[key] = Zygote(preload, sandbox, listen)
-        # Runs at exit in the main process and in multiprocessing workers alike (atexit does not run there).
-        multiprocessing.util.Finalize(None, zygotes[key].close, exitpriority=10)
-    return zygotes[key]
 
 
 if __name__ == "__main__":

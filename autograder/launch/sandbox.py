@@ -1,14 +1,15 @@
 """A filesystem and process sandbox for student code, with bubblewrap (``bwrap``) when installed.
 
-The grader's zygotes (:mod:`autograder.zygote`), and so every kernel and clean re-run they
+The grader's zygotes (:mod:`autograder.launch.zygote`), and so every kernel and clean re-run they
 fork, live in such a sandbox. Inside, a process sees the system's programs and libraries,
 the Python environment and the course's helper package, all read-only, and one writable
 folder (the zygote's scratch, which holds the current submission's working folder only). It
 does not see the repository (``solutions/``), the gradebooks, the notebook nbgrader runs
 (hidden tests put back in), the clean re-run's plan or the other submissions; it
-has its own process namespace, so it cannot signal the grader, and no capabilities, even
-when the grader runs as root.
-Without ``bwrap`` grading still works, with only the limits of :mod:`autograder.isolation`;
+has its own process namespace, so it cannot signal the grader, its own network namespace
+with nothing but a loopback of its own, so it can send nothing anywhere, and no
+capabilities, even when the grader runs as root.
+Without ``bwrap`` grading still works, with only the limits of :mod:`autograder.launch.limits`;
 ``grade`` then says so.
 """
 
@@ -17,7 +18,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from autograder.isolation import PACKAGE_ROOT
+from autograder.launch.limits import PACKAGE_ROOT
 
 
 def bwrap_available() -> bool:
@@ -34,16 +35,12 @@ def readable_defaults() -> list[Path]:
     return sorted(path for path in paths if path.exists())
 
 
-def sandbox_command(
-    command: list[str], writable: list[Path], readable: list[Path] = (), network: bool = True
-) -> list[str]:
+def sandbox_command(command: list[str], writable: list[Path], readable: list[Path] = ()) -> list[str]:
     """``command`` wrapped in bwrap; ``writable`` folders are bound read-write, the first is the cwd."""
     argv = ["bwrap", "--die-with-parent", "--new-session"]
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     # Run as root, bwrap would keep every capability inside: enough to mount the host's disk.
-    argv += ["--cap-drop", "ALL"]
-    if not network:
-        argv.append("--unshare-net")
+    argv += ["--cap-drop", "ALL", "--unshare-net"]
     for folder in ("/usr", "/etc"):
         argv += ["--ro-bind", folder, folder]
     for link in ("bin", "lib", "lib64", "sbin"):

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from autograder.course import GRADING_DIRECTORY
+from autograder.course.paths import GRADING_DIRECTORY, GradingFolder
 
 
 class Status(StrEnum):
@@ -65,12 +65,10 @@ class SubmissionResult:
 
 
 def results_directory(root: Path, grading_directory: str = GRADING_DIRECTORY) -> Path:
-    return Path(root) / grading_directory / "results"
+    return GradingFolder(root, grading_directory).results()
 
 
-def result_path(
-    root: Path, assignment: str, student: str, grading_directory: str = GRADING_DIRECTORY
-) -> Path:
+def result_path(root: Path, assignment: str, student: str, grading_directory: str = GRADING_DIRECTORY) -> Path:
     return results_directory(root, grading_directory) / assignment / f"{student}.json"
 
 

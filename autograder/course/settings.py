@@ -9,10 +9,11 @@ from pathlib import Path
 
 from traitlets.config import Config
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from autograder.course.paths import AUTOGRADED, FEEDBACK, GRADING_DIRECTORY, GradingFolder
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 SOURCE_DIRECTORY = "solutions"
 RELEASE_DIRECTORY = "notebooks"
-GRADING_DIRECTORY = "grading"  # submissions, autograded copies, feedback, gradebook: git-ignored
 CELL_TIMEOUT_SECONDS = 120
 
 
@@ -36,11 +37,12 @@ def configure(c: Config, root: Path, grading_directory: str = GRADING_DIRECTORY)
     c.CourseDirectory.course_id = "transformers-from-scratch"
     c.CourseDirectory.source_directory = SOURCE_DIRECTORY
     c.CourseDirectory.release_directory = RELEASE_DIRECTORY
-    c.CourseDirectory.submitted_directory = f"{grading_directory}/submitted"
-    c.CourseDirectory.autograded_directory = f"{grading_directory}/autograded"
-    c.CourseDirectory.feedback_directory = f"{grading_directory}/feedback"
-    c.CourseDirectory.db_url = f"sqlite:///{root / grading_directory / 'gradebook.db'}"
-    (root / grading_directory).mkdir(parents=True, exist_ok=True)
+    grading = GradingFolder(root, grading_directory)
+    c.CourseDirectory.submitted_directory = str(grading.submitted().relative_to(root))
+    c.CourseDirectory.autograded_directory = str(grading.path.relative_to(root) / AUTOGRADED)
+    c.CourseDirectory.feedback_directory = str(grading.path.relative_to(root) / FEEDBACK)
+    c.CourseDirectory.db_url = f"sqlite:///{grading.gradebook}"
+    grading.path.mkdir(parents=True, exist_ok=True)
     # Per-cell limit honoured by validate and autograde; a cell past it is interrupted
     # and grading goes on with the next cell.
     c.Execute.timeout = CELL_TIMEOUT_SECONDS

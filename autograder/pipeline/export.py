@@ -2,7 +2,9 @@
 
 nbgrader's own export shows a missing notebook, an unreadable one and a real zero all as
 0.0; here the ``status`` and ``reason`` columns say which, the per-test columns say where
-the points went, and the written answers' manual scores come from the gradebook. The
+the points went (and a ``<notebook>:<test> why`` column, why a test lost its points: its
+failure, the time limit it ran into, the clean re-run's verdict), and the written answers'
+manual scores come from the gradebook. The
 ``feedback`` column says whether the student's feedback is ``written``, ``held (flagged)``
 until the instructor releases it, ``released``, or not written yet (``none``).
 """
@@ -12,10 +14,10 @@ from pathlib import Path
 import pandas as pd
 from nbgrader.api import Gradebook, MissingEntry
 
-from autograder.course import GRADING_DIRECTORY
-from autograder.feedback import feedback_state, load_releases
-from autograder.gradebook import sqlite_url
-from autograder.results import SubmissionResult, load_results
+from autograder.course.paths import GRADING_DIRECTORY, GradingFolder
+from autograder.pipeline.feedback import feedback_state, load_releases
+from autograder.pipeline.gradebook import sqlite_url
+from autograder.pipeline.results import SubmissionResult, load_results
 
 
 def manual_scores(db_path: Path, result: SubmissionResult) -> dict[str, float]:
@@ -37,7 +39,7 @@ def manual_scores(db_path: Path, result: SubmissionResult) -> dict[str, float]:
 
 def export_frame(root: Path, grading_directory: str = GRADING_DIRECTORY) -> pd.DataFrame:
     """The grades of every graded submission (rows sorted by assignment, then student)."""
-    db_path = Path(root) / grading_directory / "gradebook.db"
+    db_path = GradingFolder(root, grading_directory).gradebook
     releases = load_releases(root, grading_directory)
     rows = []
     for result in load_results(root, grading_directory):
@@ -63,6 +65,9 @@ def export_frame(root: Path, grading_directory: str = GRADING_DIRECTORY) -> pd.D
         for notebook, total in totals.items():
             row[f"{notebook} total"] = total
         row["total"] = sum(totals.values())
+        for test in result.tests:  # why each test lost points: its failure, its time limit, the clean re-run
+            if test.score < test.max_score:
+                row[f"{test.notebook}:{test.grade_id} why"] = test.message or "failed"
         row["seconds"] = round(result.seconds, 1)
         rows.append(row)
     frame = pd.DataFrame(rows)

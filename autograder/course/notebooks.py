@@ -1,6 +1,7 @@
 """Which cells of an nbgrader notebook are answers, tests and written answers, and how a student fills them."""
 
 import copy
+import hashlib
 import re
 from collections.abc import Mapping
 
@@ -16,6 +17,15 @@ def nbgrader_meta(cell: NotebookNode) -> dict:
 
 def grade_id(cell: NotebookNode) -> str | None:
     return nbgrader_meta(cell).get("grade_id")
+
+
+def cell_key(cell: NotebookNode) -> str:
+    """How a code cell is known in every copy of a notebook: its grade id, else a digest of its text.
+
+    A locked cell keeps its text in the release, in each submission and in the autograded copy;
+    a graded cell keeps its grade id even where nbgrader puts the hidden tests back in.
+    """
+    return grade_id(cell) or "text:" + hashlib.sha256(cell.source.strip().encode()).hexdigest()[:16]
 
 
 def is_answer_cell(cell: NotebookNode) -> bool:

@@ -22,7 +22,7 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_raw_cell
 
-from autograder.notebooks import grade_id, nbgrader_meta
+from autograder.course.notebooks import grade_id, nbgrader_meta
 
 NEW_CELL = {"code": new_code_cell, "markdown": new_markdown_cell, "raw": new_raw_cell}
 
@@ -75,9 +75,7 @@ def sanitize_notebook(student: NotebookNode, release: NotebookNode) -> tuple[Not
                 repairs.append(f"edited test cell {name!r} restored")
             if cell.cell_type != by_grade[name].cell_type:
                 notebook.cells[index] = with_type(cell, by_grade[name].cell_type)
-                repairs.append(
-                    f"cell {name!r} changed back from {cell.cell_type} to {by_grade[name].cell_type}"
-                )
+                repairs.append(f"cell {name!r} changed back from {cell.cell_type} to {by_grade[name].cell_type}")
 
     for position, reference in enumerate(graded):
         name = grade_id(reference)

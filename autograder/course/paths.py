@@ -1,0 +1,47 @@
+"""Every path inside a course's grading folder, spelled in one place.
+
+The grading folder (``grading/`` under the course root, git-ignored) holds what nbgrader and
+the grader write: ``submitted/<student>/<assignment>/``, ``autograded/...``, ``feedback/...``,
+``results/<assignment>/<student>.json``, the merged ``gradebook.db`` and the grader's own
+files. nbgrader's settings (:func:`autograder.course.settings.configure`) and every step of
+the pipeline take their paths from :class:`GradingFolder`.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+GRADING_DIRECTORY = "grading"  # under the course root; git-ignored
+SUBMITTED, AUTOGRADED, FEEDBACK, RESULTS = "submitted", "autograded", "feedback", "results"
+GRADEBOOK = "gradebook.db"
+
+
+@dataclass(frozen=True)
+class GradingFolder:
+    """The grading folder of the course at ``root``; ``directory`` is its name under the root."""
+
+    root: Path
+    directory: str = GRADING_DIRECTORY
+
+    @property
+    def path(self) -> Path:
+        return Path(self.root) / self.directory
+
+    @property
+    def gradebook(self) -> Path:
+        return self.path / GRADEBOOK
+
+    def file(self, name: str) -> Path:
+        """One of the grader's own files at the top of the grading folder."""
+        return self.path / name
+
+    def submitted(self, student: str = "", assignment: str = "") -> Path:
+        return self.path.joinpath(SUBMITTED, student, assignment)
+
+    def autograded(self, student: str, assignment: str) -> Path:
+        return self.path / AUTOGRADED / student / assignment
+
+    def feedback(self, student: str, assignment: str) -> Path:
+        return self.path / FEEDBACK / student / assignment
+
+    def results(self, assignment: str = "") -> Path:
+        return self.path.joinpath(RESULTS, assignment)

@@ -1,0 +1,1 @@
+"""The grader's side of isolation: limits, the bubblewrap command line, the zygote client."""

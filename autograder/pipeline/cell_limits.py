@@ -1,0 +1,96 @@
+"""Per-cell time limits that follow the reference run, so that a loop costs seconds, not minutes.
+
+A cell's limit is ``FACTOR`` times what the cell took when the reference answers were graded,
+plus ``MARGIN_SECONDS``, never more than the course's cell timeout; a cell the reference
+does not have (one the student added or rewrote) gets the cell timeout. nbclient interrupts
+a cell at its limit (``timeout_func``), and the clean re-run stops it there too. The
+reference times are measured once per assignment by ``grade`` and kept in the grading
+folder, keyed by a digest of the source notebooks: a changed notebook is timed again.
+"""
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from nbformat import NotebookNode
+
+from autograder.course.notebooks import cell_key
+from autograder.course.paths import GradingFolder
+
+FACTOR = 10
+MARGIN_SECONDS = 2.0
+TIMES_FILE = "reference_times.json"
+
+
+def limit(took: float, cap: float) -> float:
+    """A cell's limit when the reference took ``took`` seconds: rounded up to a tenth of a second, at most ``cap``."""
+    return min(cap, math.ceil((FACTOR * took + MARGIN_SECONDS) * 10) / 10)
+
+
+@dataclass(frozen=True)
+class CellLimits:
+    """The limit of each cell of an assignment's notebooks (``{notebook: {cell key: seconds}}``)."""
+
+    default: float  # the course's cell timeout: cells the reference run did not time
+    seconds: dict[str, dict[str, float]] = field(default_factory=dict)
+    reference: dict[str, dict[str, float]] = field(default_factory=dict)  # what the reference took
+
+    @classmethod
+    def from_times(cls, times: dict[str, dict[str, float]], cap: float) -> "CellLimits":
+        limits = {notebook: {key: limit(took, cap) for key, took in cells.items()} for notebook, cells in times.items()}
+        return cls(cap, limits, times)
+
+    def of(self, notebook: str) -> dict[str, float]:
+        return self.seconds.get(notebook, {})
+
+    def describe(self, notebook: str, key: str) -> str:
+        """Why a cell stopped where it did: "8 s, 10x the reference's 0.3 s + 5 s"."""
+        limit = self.of(notebook).get(key, self.default)
+        took = self.reference.get(notebook, {}).get(key)
+        if took is None:
+            return f"{limit:g} s, the cell timeout"
+        return f"{limit:g} s, {FACTOR}x the reference's {took:.2f} s + {MARGIN_SECONDS:g} s"
+
+
+def cell_seconds(notebook: NotebookNode) -> dict[str, float]:
+    """``{cell key: seconds}`` of the code cells nbclient ran, from the timing it records in each cell."""
+    seconds = {}
+    for cell in notebook.cells:
+        timing = cell.get("metadata", {}).get("execution", {})
+        if cell.cell_type != "code" or not {"iopub.execute_input", "shell.execute_reply"} <= set(timing):
+            continue
+        began = datetime.fromisoformat(timing["iopub.execute_input"].replace("Z", "+00:00"))
+        ended = datetime.fromisoformat(timing["shell.execute_reply"].replace("Z", "+00:00"))
+        seconds[cell_key(cell)] = max(0.0, (ended - began).total_seconds())
+    return seconds
+
+
+def sources_digest(folder: Path) -> str:
+    """A digest of an assignment's source notebooks: their reference times hold while it is unchanged."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.ipynb")):
+        digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def load_times(grading: GradingFolder, assignment: str, digest: str) -> dict[str, dict[str, float]] | None:
+    """The kept reference times of ``assignment`` if its source notebooks are still those timed."""
+    try:
+        entry = json.loads(grading.file(TIMES_FILE).read_text()).get(assignment, {})
+    except (OSError, ValueError):
+        return None
+    return entry.get("seconds") if entry.get("digest") == digest else None
+
+
+def save_times(grading: GradingFolder, assignment: str, digest: str, times: dict[str, dict[str, float]]) -> None:
+    path = grading.file(TIMES_FILE)
+    try:
+        kept = json.loads(path.read_text())
+    except (OSError, ValueError):
+        kept = {}
+    kept[assignment] = {"digest": digest, "seconds": times}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(kept, indent=1))

@@ -1,0 +1,171 @@
+"""``grade``: autograde every submission of the course, in parallel, resumably, then merge.
+
+Each submission is one job (:func:`~autograder.pipeline.grade_submission.grade_submission`)
+that returns a picklable result; jobs run on any ``concurrent.futures`` executor, whose
+workers keep their zygotes from job to job, and only the calling process writes to the real
+gradebook, one result at a time. Before the students' jobs, each assignment's reference
+answers are graded once (and the times kept until its notebooks change), to give every cell
+a time limit that follows the reference (:mod:`autograder.pipeline.cell_limits`).
+"""
+
+import dataclasses
+import os
+import sys
+import tempfile
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+import nbformat
+from tqdm import tqdm
+
+from autograder.course.notebooks import fill_answers, reference_answers
+from autograder.course.paths import GRADING_DIRECTORY, GradingFolder
+from autograder.course.settings import assignment_ids, release_notebook, source_notebook
+from autograder.launch.limits import Limits
+from autograder.launch.sandbox import bwrap_available
+from autograder.pipeline import gradebook
+from autograder.pipeline.cell_limits import CellLimits, cell_seconds, load_times, save_times, sources_digest
+from autograder.pipeline.grade_submission import (
+    GradeJob,
+    expected_notebooks,
+    grade_submission,
+    read_notebooks,
+    run_in_kernel,
+)
+from autograder.pipeline.results import Status, SubmissionResult, folder_digest, load_result, save_result
+
+REFERENCE_STUDENT = "reference-answers"
+
+
+def time_reference(job: GradeJob) -> dict[str, dict[str, float]]:
+    """``{notebook: {cell key: seconds}}`` of the reference answers in ``job.submission``, run as a submission is."""
+    cells = gradebook.grade_cells(job.template_db, job.assignment)
+    scratch = SubmissionResult(job.assignment, job.student, Status.GRADED)
+    notebooks, _ = read_notebooks(job, expected_notebooks(cells), scratch)
+    folder = source_notebook(job.assignment, job.root).parent
+    sources = {name: nbformat.read(folder / f"{name}.ipynb", as_version=4) for name in notebooks}
+    kernel = run_in_kernel(job, notebooks, sources)
+    return {name: cell_seconds(notebook) for name, notebook in kernel.autograded.items()} if kernel.finished else {}
+
+
+def write_reference_submission(root: Path, assignment: str, folder: Path) -> None:
+    """The release notebooks of ``assignment`` filled with the reference answers, in ``folder``."""
+    folder.mkdir(parents=True)
+    for path in source_notebook(assignment, root).parent.glob("*.ipynb"):
+        release = nbformat.read(release_notebook(assignment, root).parent / path.name, as_version=4)
+        answers = reference_answers(nbformat.read(path, as_version=4))
+        nbformat.write(fill_answers(release, answers), folder / path.name)
+
+
+def reference_limits(jobs: dict[str, GradeJob], grading: GradingFolder, executor: Executor) -> dict[str, CellLimits]:
+    """Each assignment's cell limits, from its kept reference times or from timing the reference now.
+
+    ``jobs`` are the reference jobs by assignment. An assignment whose reference run does not
+    finish keeps the plain cell timeout for every cell, and ``grade`` says so.
+    """
+    times: dict[str, dict[str, dict[str, float]]] = {}
+    pending: dict[Future, str] = {}
+    for assignment, job in jobs.items():
+        digest = sources_digest(source_notebook(assignment, job.root).parent)
+        kept = load_times(grading, assignment, digest)
+        if kept is not None:
+            times[assignment] = kept
+        else:
+            pending[executor.submit(time_reference, job)] = assignment
+    for future in as_completed(pending):
+        assignment = pending[future]
+        try:
+            times[assignment] = future.result()
+        except Exception as error:  # noqa: BLE001 (without times, every cell gets the cell timeout)
+            print(f"{assignment}: timing the reference answers failed ({error})", file=sys.stderr)
+            times[assignment] = {}
+        if times[assignment]:
+            save_times(grading, assignment, sources_digest(source_notebook(assignment, jobs[assignment].root).parent),
+                       times[assignment])  # fmt: skip
+        else:
+            print(f"{assignment}: the reference answers did not run through; every cell gets the cell timeout",
+                  file=sys.stderr)  # fmt: skip
+    cap = next(iter(jobs.values())).limits.cell_timeout if jobs else 0
+    return {assignment: CellLimits.from_times(seconds, cap) for assignment, seconds in times.items()}
+
+
+def submitted_students(root: Path, grading_directory: str = GRADING_DIRECTORY) -> list[str]:
+    folder = GradingFolder(root, grading_directory).submitted()
+    return sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+
+
+def grade(
+    *,
+    root: Path,
+    assignments: list[str] | None = None,
+    students: list[str] | None = None,
+    jobs: int = 2,
+    force: bool = False,
+    limits: Limits | None = None,
+    executor: Executor | None = None,
+    grading_directory: str = GRADING_DIRECTORY,
+    clean_rerun: bool = True,
+    sandbox: bool | None = None,
+    progress: bool = True,
+    reference_times: bool = True,
+) -> list[SubmissionResult]:
+    """Grade the submissions under ``root/grading/submitted``; returns the results of this run.
+
+    Already graded submissions whose files have not changed are skipped unless ``force``.
+    ``sandbox=None`` uses bubblewrap when it is installed. With ``reference_times``, each cell's
+    time limit follows the reference run (see :mod:`autograder.pipeline.cell_limits`); without,
+    every cell gets ``limits.cell_timeout``.
+    """
+    root = Path(root).resolve()
+    limits = limits or Limits()
+    if limits.threads is None:  # share the cores between the parallel jobs
+        limits = dataclasses.replace(limits, threads=max(1, (os.cpu_count() or 1) // max(1, jobs)))
+    sandbox = bwrap_available() if sandbox is None else sandbox
+    grading = GradingFolder(root, grading_directory)
+    real_db = grading.gradebook
+    real_db.parent.mkdir(parents=True, exist_ok=True)
+    everyone = students or sorted(set(submitted_students(root, grading_directory)) | set(gradebook.students(real_db)))
+    results: list[SubmissionResult] = []
+    own_executor = executor is None
+    executor = executor or ProcessPoolExecutor(max_workers=max(1, jobs))
+    try:
+        with tempfile.TemporaryDirectory(prefix="templates-") as templates:
+            grading_jobs: list[GradeJob] = []
+            references: dict[str, GradeJob] = {}
+            for assignment in assignments or assignment_ids(root):
+                template_db = Path(templates) / f"{assignment}.db"
+                gradebook.define_assignment(root, assignment, template_db)
+                gradebook.define_assignment(root, assignment, real_db)
+                job = GradeJob(root, assignment, REFERENCE_STUDENT, Path(templates) / "reference" / assignment,
+                               template_db, limits, grading_directory, clean_rerun, sandbox)  # fmt: skip
+                for student in everyone:
+                    folder = grading.submitted(student, assignment)
+                    previous = load_result(root, assignment, student, grading_directory)
+                    if not force and previous is not None and previous.digest == folder_digest(folder):
+                        continue
+                    if not folder.is_dir():
+                        results.append(SubmissionResult(assignment, student, Status.MISSING, "nothing submitted"))
+                        save_result(root, results[-1], grading_directory)
+                        continue
+                    grading_jobs.append(dataclasses.replace(job, student=student, submission=folder))
+                if any(j.assignment == assignment for j in grading_jobs) and reference_times:
+                    write_reference_submission(root, assignment, job.submission)
+                    references[assignment] = job
+            cell_limits = reference_limits(references, grading, executor)
+            grading_jobs = [dataclasses.replace(j, cell_limits=cell_limits.get(j.assignment)) for j in grading_jobs]
+            futures: dict[Future, GradeJob] = {executor.submit(grade_submission, job): job for job in grading_jobs}
+            for future in tqdm(as_completed(futures), total=len(futures), desc="grading", disable=not progress):
+                job = futures[future]
+                try:
+                    result = future.result()
+                except Exception as error:  # noqa: BLE001 (a grader failure must not stop the others)
+                    result = SubmissionResult(job.assignment, job.student, Status.CRASHED,
+                                              f"grader error: {type(error).__name__}: {error}",
+                                              digest=folder_digest(job.submission))  # fmt: skip
+                gradebook.merge(real_db, result)
+                save_result(root, result, grading_directory)
+                results.append(result)
+    finally:
+        if own_executor:
+            executor.shutdown()
+    return results

@@ -1,0 +1,102 @@
+"""A small hostile class for any notebook of the course, built from its own cells.
+
+``hostile_class.py`` holds the full class, written against notebook 01; these cases are
+derived from whichever notebook they are given, so that every notebook is graded at least
+once with a loop, a dying kernel and a leak in it:
+
+- ``first_blank``: the reference answers, except the first exercise, left as released;
+- ``loops_first``: the reference answers, except that the first exercise loops forever when
+  called (it must keep exactly the points of ``first_blank``: the tests that do not call it);
+- ``dies_early``: the reference answers and a cell right after the first answer that kills
+  the kernel (``os._exit``): the clean re-run scores every test;
+- ``prints_hidden``: the reference answers, the last of which prints every hidden-test
+  block of the notebook (embedded in base64, as a student who got hold of them would).
+"""
+
+import ast
+import base64
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+from nbformat.v4 import new_code_cell
+
+from autograder.course.notebooks import fill_answers, grade_id, is_answer_cell, reference_answers
+from autograder.course.paths import GradingFolder
+from autograder.course.settings import REPO_ROOT, release_notebook, source_notebook
+from tests.grader.hostile_class import hidden_test_blocks
+
+STUDENTS = ("first_blank", "loops_first", "dies_early", "prints_hidden")
+
+
+def source(assignment: str) -> NotebookNode:
+    return nbformat.read(source_notebook(assignment), as_version=4)
+
+
+def answer_ids(assignment: str) -> list[str]:
+    return [grade_id(cell) for cell in source(assignment).cells if is_answer_cell(cell)]
+
+
+def filled(assignment: str, **changed: str) -> NotebookNode:
+    """The release filled with the reference answers, the answers named in ``changed`` replaced."""
+    answers = {**reference_answers(source(assignment)), **changed}
+    return fill_answers(nbformat.read(release_notebook(assignment), as_version=4), answers)
+
+
+def looping(answer: str) -> str:
+    """``answer`` with its first function (or class) made to loop forever when called (constructed)."""
+    first = next(node for node in ast.parse(answer).body if isinstance(node, ast.FunctionDef | ast.ClassDef))
+    if isinstance(first, ast.ClassDef):
+        override, indent = f"class {first.name}({first.name}):\n    def __init__(self, *args, **kwargs):\n", " " * 8
+    else:
+        override, indent = f"def {first.name}(*args, **kwargs):\n", " " * 4
+    return f"{answer}\n\n{override}{indent}while True:\n{indent}    pass\n"
+
+
+def first_blank(assignment: str) -> NotebookNode:
+    release = nbformat.read(release_notebook(assignment), as_version=4)
+    first = answer_ids(assignment)[0]
+    untouched = next(cell.source for cell in release.cells if grade_id(cell) == first)
+    return filled(assignment, **{first: untouched})
+
+
+def loops_first(assignment: str) -> NotebookNode:
+    first = answer_ids(assignment)[0]
+    return filled(assignment, **{first: looping(reference_answers(source(assignment))[first])})
+
+
+def dies_early(assignment: str) -> NotebookNode:
+    notebook = filled(assignment)
+    first = answer_ids(assignment)[0]
+    index = next(i for i, cell in enumerate(notebook.cells) if grade_id(cell) == first)
+    cell = new_code_cell("import os\n\nos._exit(3)")
+    del cell["id"]
+    notebook.cells.insert(index + 1, cell)
+    return notebook
+
+
+def prints_hidden(assignment: str) -> NotebookNode:
+    last = answer_ids(assignment)[-1]
+    copied = base64.b64encode("\n".join(hidden_test_blocks(source(assignment))).encode()).decode()
+    answer = reference_answers(source(assignment))[last]
+    return filled(assignment, **{last: f"{answer}\n\nimport base64\n\nprint(base64.b64decode({copied!r}).decode())\n"})
+
+
+BUILDERS: dict[str, Callable[[str], NotebookNode]] = {
+    "first_blank": first_blank,
+    "loops_first": loops_first,
+    "dies_early": dies_early,
+    "prints_hidden": prints_hidden,
+}
+
+
+def hand_in(root: Path, assignment: str) -> None:
+    """A course folder at ``root`` with ``assignment`` and the class's submissions of it."""
+    for folder in ("solutions", "notebooks"):
+        shutil.copytree(REPO_ROOT / folder / assignment, root / folder / assignment)
+    for student, build in BUILDERS.items():
+        folder = GradingFolder(root).submitted(student, assignment)
+        folder.mkdir(parents=True)
+        nbformat.write(build(assignment), folder / f"{assignment}.ipynb")

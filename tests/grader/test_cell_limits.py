@@ -1,0 +1,57 @@
+"""Per-cell time limits from the reference run: the formula, the timing read from nbclient, the kept times."""
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook
+
+from autograder.course.notebooks import cell_key
+from autograder.course.paths import GradingFolder
+from autograder.course.settings import source_notebook
+from autograder.pipeline.cell_limits import CellLimits, cell_seconds, load_times, save_times, sources_digest
+from autograder.pipeline.clean_rerun import clean_plan
+from tests.grader.hostile_class import ASSIGNMENT, solution
+
+
+def test_a_limit_is_ten_times_the_reference_plus_a_margin_capped_by_the_cell_timeout() -> None:
+    limits = CellLimits.from_times({"nb": {"fast": 0.02, "slow": 4.0, "training": 30.0}}, cap=120)
+    assert limits.of("nb") == {"fast": 2.2, "slow": 42.0, "training": 120}
+    assert limits.of("other") == {} and limits.default == 120
+    assert limits.describe("nb", "slow") == "42 s, 10x the reference's 4.00 s + 2 s"
+    assert limits.describe("nb", "added by the student") == "120 s, the cell timeout"
+
+
+def timing(began: str, ended: str) -> dict[str, str]:
+    """nbclient's record of a cell run between two seconds of the same minute."""
+    return {"iopub.execute_input": f"2026-11-22T20:45:{began}Z", "shell.execute_reply": f"2026-11-22T20:45:{ended}Z"}
+
+
+def test_cell_seconds_reads_nbclients_timing_by_grade_id_or_text() -> None:
+    timed = new_code_cell("x = 1", metadata={"execution": timing("36.5", "38.0")})
+    graded = new_code_cell(
+        "assert x", metadata={"nbgrader": {"grade_id": "x_test"}, "execution": timing("38.0", "38.25")}
+    )
+    untimed = new_code_cell("y = 2")
+    seconds = cell_seconds(new_notebook(cells=[timed, graded, untimed]))
+    assert seconds == {cell_key(timed): 1.5, "x_test": 0.25}
+    assert cell_key(timed).startswith("text:") and cell_key(new_code_cell("  x = 1\n")) == cell_key(timed)
+
+
+def test_kept_reference_times_hold_only_while_the_notebook_is_unchanged(tmp_path: Path) -> None:
+    grading = GradingFolder(tmp_path)
+    notebooks = tmp_path / "solutions" / ASSIGNMENT
+    notebooks.mkdir(parents=True)
+    nbformat.write(solution(), notebooks / f"{ASSIGNMENT}.ipynb")
+    digest = sources_digest(notebooks)
+    save_times(grading, ASSIGNMENT, digest, {ASSIGNMENT: {"sdpa": 0.1}})
+    assert load_times(grading, ASSIGNMENT, digest) == {ASSIGNMENT: {"sdpa": 0.1}}
+    (notebooks / f"{ASSIGNMENT}.ipynb").write_text((notebooks / f"{ASSIGNMENT}.ipynb").read_text() + "\n")
+    assert load_times(grading, ASSIGNMENT, sources_digest(notebooks)) is None
+    assert load_times(grading, "another", digest) is None
+
+
+def test_the_clean_plan_carries_each_cells_limit() -> None:
+    source = nbformat.read(source_notebook(ASSIGNMENT), as_version=4)
+    plan = clean_plan(solution(), source, {"sdpa_values": 7})
+    assert {cell["grade_id"]: cell["limit"] for cell in plan if cell["kind"] == "test"}["sdpa_values"] == 7
+    assert all(cell["limit"] is None for cell in plan if cell["grade_id"] != "sdpa_values")

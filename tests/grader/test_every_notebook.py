@@ -1,0 +1,93 @@
+"""Every notebook of the course, graded with a loop, a dying kernel and a leak in it (see notebook_class.py).
+
+Graded by ``autograder.pipeline.grade`` with the course's real limits (120 s cell timeout,
+900 s per submission), so the looping exercise shows what it costs in seconds, while the
+other job grades the rest of the class beside it.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from autograder.cli import main
+from autograder.course.paths import GradingFolder
+from autograder.course.settings import assignment_ids
+from autograder.pipeline.export import export_frame
+from autograder.pipeline.grade import grade
+from autograder.pipeline.results import Status, SubmissionResult
+from tests.grader.leaks import leaks, normalised, not_written_by_them, own_lines, secret_lines
+from tests.grader.notebook_class import STUDENTS, answer_ids, hand_in
+
+pytestmark = pytest.mark.slow
+LOOP_TARGET_SECONDS = 240  # a correct notebook whose first exercise loops, graded on 2 cores
+
+
+@dataclass
+class GradedNotebook:
+    assignment: str
+    root: Path
+    results: dict[str, SubmissionResult]
+
+    @property
+    def full(self) -> float:
+        return sum(test.max_score for test in self.results["first_blank"].tests)
+
+
+@pytest.fixture(scope="module")
+def graded_course(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[SubmissionResult]]:
+    """One course with every notebook's class handed in, graded in one run (the jobs pack onto both cores),
+    and its feedback written, flagged submissions released."""
+    root = tmp_path_factory.mktemp("every-notebook")
+    for assignment in assignment_ids():
+        hand_in(root, assignment)
+    results = grade(root=root, jobs=2, progress=False)
+    assert main(["--root", str(root), "feedback", "--release-all-flagged"]) == 0
+    return root, results
+
+
+@pytest.fixture(params=assignment_ids())
+def graded(request: pytest.FixtureRequest, graded_course: tuple[Path, list[SubmissionResult]]) -> GradedNotebook:
+    root, results = graded_course
+    mine = {r.student: r for r in results if r.assignment == request.param}
+    assert set(mine) == set(STUDENTS), mine
+    return GradedNotebook(request.param, root, mine)
+
+
+def test_a_looping_exercise_keeps_the_points_of_every_test_that_does_not_call_it(graded: GradedNotebook) -> None:
+    loops, blank = graded.results["loops_first"], graded.results["first_blank"]
+    lost = [t.grade_id for t in loops.tests if t.score < t.max_score]
+    assert loops.score == blank.score, f"{loops.score} points, {blank.score} with the exercise left blank; {lost}"
+    first = answer_ids(graded.assignment)[0]
+    own = [t for t in loops.tests if t.grade_id.startswith(f"{first}_")]
+    assert own and all(t.score == 0 and "limit" in t.message for t in own), own
+    assert loops.seconds <= LOOP_TARGET_SECONDS, f"graded in {loops.seconds:.0f} s"
+
+
+def test_a_kernel_that_dies_early_costs_no_point_the_clean_rerun_can_give(graded: GradedNotebook) -> None:
+    result = graded.results["dies_early"]
+    assert result.status == Status.CRASHED and "scored by the clean re-run" in result.reason, result.reason
+    assert result.score == graded.full, [t for t in result.tests if t.score < t.max_score]
+
+
+def test_no_feedback_page_shows_a_hidden_test_line(graded: GradedNotebook) -> None:
+    root, secrets = graded.root, secret_lines(graded.root)
+    kept = GradingFolder(root).autograded("prints_hidden", graded.assignment) / f"{graded.assignment}.ipynb"
+    printed = normalised(kept.read_text().replace("\\n", "\n"))
+    page = GradingFolder(root).feedback("prints_hidden", graded.assignment) / f"{graded.assignment}.html"
+    hidden = not_written_by_them(secrets, own_lines(page))
+    assert any(secret in line for line in printed for secret in hidden), "the submission printed no hidden test"
+    pages = sorted(GradingFolder(root).path.joinpath("feedback").glob(f"*/{graded.assignment}/*.html"))
+    assert {page.parent.parent.name for page in pages} == set(STUDENTS)
+    shown = leaks(pages, secrets)
+    assert not shown, shown[:10]
+
+
+def test_the_export_gives_a_reason_for_every_lost_point(graded: GradedNotebook) -> None:
+    frame = export_frame(graded.root)
+    rows = frame[frame["assignment"] == graded.assignment].set_index("student")
+    for student, result in graded.results.items():
+        for test in result.tests:
+            if test.score < test.max_score:
+                reason = rows.loc[student, f"{test.notebook}:{test.grade_id} why"]
+                assert isinstance(reason, str) and reason, f"{student} lost {test.grade_id} without a reason"
