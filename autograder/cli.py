@@ -143,7 +143,7 @@ def parser() -> argparse.ArgumentParser:
         "--cell-timeout",
         type=int,
         default=Limits.cell_timeout,
-        help="most seconds per cell (each cell gets 10x its reference time + 2 s, up to this)",
+        help="most seconds per cell (each cell gets 10x its reference time + 5 s, up to this)",
     )
     step.add_argument("--memory", type=float, default=Limits.memory_bytes / 2**30, help="GiB per process")
     step.add_argument("--sandbox", choices=["auto", "on", "off"], default="auto", help="bubblewrap (auto: if present)")

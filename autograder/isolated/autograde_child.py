@@ -61,6 +61,9 @@ def autograde(
     config.CourseDirectory.db_url = sqlite_url(Path(gradebook))
     config.Execute.timeout = cell_timeout
     config.Execute.timeout_func = lambda cell: cell_limits.get(cell_key(cell), cell_timeout)
+    # After a cell is interrupted at its limit, a busy machine may take more than nbclient's default 4 s
+    # to report the kernel idle; nbgrader would then give up on the whole notebook.
+    config.Execute.iopub_timeout = 15
     config.Execute.shutdown_kernel = "immediate"  # nothing after the last cell is graded: no graceful wait
     config.Execute.kernel_manager_class = ZygoteKernelManager
     # Where the sandboxed kernels can read (and write) them.

@@ -46,6 +46,9 @@ MAX_OUTPUT_CHARS = 20_000  # per output, in the autograded copy kept for formgra
 NBGRADER_PRELOAD = ("autograder.isolated.autograde_child",)  # what the autograde zygote imports once
 KERNEL_PRELOAD = ("ipykernel.kernelapp",)  # and the kernel zygote, with the notebooks' own imports
 ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception|Interrupt)\b.*:")
+# Modules that a notebook's modules import lazily, on first use, in seconds. A cell stopped at its limit
+# while importing one would leave it half-initialised for every later cell: the zygotes import them up front.
+LAZY_IMPORTS = {"torch": ("torch._dynamo",)}
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,12 @@ def repair_and_scan(job: GradeJob, notebooks: dict[str, NotebookNode], sources: 
         result.flags += [f"{name}: {finding}" for finding in static_scan.scan(notebooks[name], sources[name])]
 
 
+def preloads(*sources: NotebookNode) -> tuple[str, ...]:
+    """What a zygote for these notebooks imports once: their own imports and what those import lazily."""
+    modules = tuple(dict.fromkeys(module for source in sources for module in notebook_modules(source)))
+    return modules + tuple(lazy for module in modules for lazy in LAZY_IMPORTS.get(module, ()))
+
+
 def merged_cell_limits(job: GradeJob, names: Iterable[str]) -> dict[str, float]:
     """The cell limits of the submission's notebooks, in one mapping (cell keys do not clash across them)."""
     limits: dict[str, float] = {}
@@ -151,14 +160,14 @@ def merged_cell_limits(job: GradeJob, names: Iterable[str]) -> dict[str, float]:
 def run_in_kernel(job: GradeJob, notebooks: dict[str, NotebookNode], sources: dict[str, NotebookNode]) -> KernelRun:
     """nbgrader's autograde of the notebooks, in a limited child of the nbgrader zygote."""
     readable = tuple(readable_data(job.root))
-    modules = tuple(dict.fromkeys(module for source in sources.values() for module in notebook_modules(source)))
     # Neither the kernels nor nbgrader have a network: they talk through Unix sockets in the kernels' scratch.
-    kernels = shared_zygote(KERNEL_PRELOAD + modules, SandboxSpec(readable) if job.sandbox else None, listen=True)
+    kernel_sandbox = SandboxSpec(readable) if job.sandbox else None
+    kernels = shared_zygote(KERNEL_PRELOAD + preloads(*sources.values()), kernel_sandbox, listen=True)
     kernels.ensure_started()
     # nbgrader writes only where the kernels write, and in its own scratch: a file the student's
     # code turns into a link to the gradebook cannot make it write there.
-    sandbox = SandboxSpec(readable, writable=(kernels.scratch,)) if job.sandbox else None
-    nbgrader = shared_zygote(NBGRADER_PRELOAD, sandbox)
+    nbgrader_sandbox = SandboxSpec(readable, writable=(kernels.scratch,)) if job.sandbox else None
+    nbgrader = shared_zygote(NBGRADER_PRELOAD, nbgrader_sandbox)
     # The kernels see only `visible`: never the notebook nbgrader runs, into which it puts the hidden tests back.
     visible, private = kernels.job_folder(), nbgrader.job_folder()  # the kernel's folder; the course copy, gradebook
     try:
@@ -253,7 +262,7 @@ def rerun_cleanly(job: GradeJob, notebooks: dict[str, NotebookNode], sources: di
     isolated = SandboxSpec(tuple(readable_data(job.root))) if job.sandbox else None
     verdicts = {}
     for name, notebook in notebooks.items():
-        zygote = shared_zygote(notebook_modules(sources[name]), isolated)
+        zygote = shared_zygote(preloads(sources[name]), isolated)
         cell_limits = job.cell_limits.of(name) if job.cell_limits else None
         verdicts[name] = clean_rerun.clean_rerun(notebook, sources[name], job.limits, zygote, cell_limits)
     return verdicts

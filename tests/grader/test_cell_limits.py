@@ -15,9 +15,9 @@ from tests.grader.hostile_class import ASSIGNMENT, solution
 
 def test_a_limit_is_ten_times_the_reference_plus_a_margin_capped_by_the_cell_timeout() -> None:
     limits = CellLimits.from_times({"nb": {"fast": 0.02, "slow": 4.0, "training": 30.0}}, cap=120)
-    assert limits.of("nb") == {"fast": 2.2, "slow": 42.0, "training": 120}
+    assert limits.of("nb") == {"fast": 5.2, "slow": 45.0, "training": 120}
     assert limits.of("other") == {} and limits.default == 120
-    assert limits.describe("nb", "slow") == "42 s, 10x the reference's 4.00 s + 2 s"
+    assert limits.describe("nb", "slow") == "45 s, 10x the reference's 4.00 s + 5 s"
     assert limits.describe("nb", "added by the student") == "120 s, the cell timeout"
 
 
