@@ -41,9 +41,11 @@ def own_lines(page: Path) -> set[str]:
     """The lines of the notebook the page's student handed in (grading/submitted/<student>/<assignment>/)."""
     grading = page.parents[3]
     submitted = grading / "submitted" / page.parent.parent.name / page.parent.name / f"{page.stem}.ipynb"
-    if not submitted.is_file():
+    try:
+        cells = nbformat.read(submitted, 4).cells
+    except (OSError, ValueError):  # nothing handed in, or not a notebook (the page then shows no code of theirs)
         return set()
-    return {line for cell in nbformat.read(submitted, 4).cells for line in normalised(cell.source)}
+    return {line for cell in cells for line in normalised(cell.source)}
 
 
 def not_written_by_them(secrets: set[str], own: set[str]) -> set[str]:
