@@ -27,6 +27,7 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
+from autograder.cli import use_this_environments_tools
 from autograder.course.notebooks import fill_answers, grade_id, is_answer_cell, reference_answers
 from autograder.course.paths import GradingFolder
 from autograder.course.settings import REPO_ROOT, assignment_ids, release_notebook, source_notebook
@@ -61,10 +62,9 @@ def make_course(root: Path, assignment: str, count: int) -> None:
 
 def plain_nbgrader(root: Path, assignment: str) -> None:
     """``nbgrader generate_assignment`` + ``nbgrader autograde`` of the whole class, as nbgrader's docs run them."""
-    tools = Path(sys.executable).parent  # nbgrader, and the alembic it runs by name
-    env = {"PATH": f"{tools}:/usr/bin:/bin"}
+    nbgrader = Path(sys.executable).parent / "nbgrader"  # main() put its folder first on PATH, for alembic
     for command in (["generate_assignment", assignment, "--force"], ["autograde", assignment, "--force"]):
-        subprocess.run([str(tools / "nbgrader"), *command], cwd=root, check=True, capture_output=True, env=env)
+        subprocess.run([str(nbgrader), *command], cwd=root, check=True, capture_output=True)
 
 
 def ours(root: Path, assignment: str, jobs: int, clean_rerun: bool = True, dask_workers: int = 0) -> None:
@@ -109,6 +109,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser.add_argument("--cluster-machines", type=int, default=10, help="for the projection (default: 10)")
     parser.add_argument("--assignment", action="append", help="only these (repeatable; default: every notebook)")
     args = parser.parse_args(argv)
+    use_this_environments_tools()  # nbgrader runs alembic by name
     per_submission: dict[str, dict[str, float]] = {}
     print(f"{'assignment':24s} {'grader':40s} {'seconds':>8s} {'s/submission':>13s} {'speed-up':>9s}")
     for assignment in args.assignment or assignment_ids():
