@@ -15,6 +15,11 @@ SUBMITTED, AUTOGRADED, FEEDBACK, RESULTS = "submitted", "autograded", "feedback"
 GRADEBOOK = "gradebook.db"
 
 
+def sqlite_url(path: Path) -> str:
+    """The SQLAlchemy address of the gradebook at ``path``, as nbgrader's ``db_url`` takes it."""
+    return f"sqlite:///{Path(path).resolve()}"
+
+
 @dataclass(frozen=True)
 class GradingFolder:
     """The grading folder of the course at ``root``; ``directory`` is its name under the root."""

@@ -11,7 +11,6 @@ nbgrader itself (this process) runs in a sandbox of its own. Neither has a netwo
 kernel's channels are Unix sockets in the kernel's folder (zmq's ipc transport).
 """
 
-import os
 import sys
 from pathlib import Path
 
@@ -20,9 +19,10 @@ from nbgrader.apps import NbGraderAPI
 from traitlets import Unicode
 
 from autograder.course.notebooks import cell_key
+from autograder.course.paths import sqlite_url
 from autograder.course.settings import course_config
 from autograder.isolated import kernelstub
-from autograder.pipeline.gradebook import sqlite_url
+from autograder.isolated.protocol import AutogradeRequest, StubLaunch, encode
 
 
 class ZygoteKernelManager(AsyncKernelManager):
@@ -32,51 +32,39 @@ class ZygoteKernelManager(AsyncKernelManager):
     """
 
     working_folder = Unicode(help="the kernel's working folder, inside the kernels' sandbox").tag(config=True)
+    kernel_log = Unicode(help="where the kernel's own output goes").tag(config=True)
+    zygote_socket = Unicode(help="the kernel zygote's Unix socket").tag(config=True)
+    zygote_token = Unicode(help="the token the kernel zygote answers to").tag(config=True)
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
-        stub = kernelstub.__file__
-        socket_path, token = os.environ[kernelstub.SOCKET_ENV], os.environ[kernelstub.TOKEN_ENV]
-        return [sys.executable, "-I", "-S", stub, socket_path, token, self.connection_file, self.working_folder]
+        launch = StubLaunch(self.zygote_socket, self.zygote_token, self.connection_file, self.working_folder,
+                            self.kernel_log)  # fmt: skip
+        return [sys.executable, "-I", "-S", kernelstub.__file__, encode(launch).strip()]
 
 
-def autograde(
-    course: str,
-    gradebook: str,
-    assignment: str,
-    student: str,
-    cell_timeout: int,
-    cell_limits: dict[str, float],
-    kernel_socket: str,
-    token: str,
-    kernel_folder: str,
-) -> int:
-    """Autograde ``student``'s ``assignment`` in the course copy at ``course``; 0 when nbgrader succeeded.
-
-    A cell is interrupted after its limit in ``cell_limits`` (by :func:`~autograder.course.notebooks.cell_key`),
-    or after ``cell_timeout`` seconds when it has none. Kernels come from the zygote listening on
-    ``kernel_socket``, which answers those who know ``token``; they run in ``kernel_folder``/work,
-    which holds the submission's other files.
-    """
-    config = course_config(Path(course))
-    config.CourseDirectory.db_url = sqlite_url(Path(gradebook))
-    config.Execute.timeout = cell_timeout
-    config.Execute.timeout_func = lambda cell: cell_limits.get(cell_key(cell), cell_timeout)
+def autograde(request: AutogradeRequest) -> int:
+    """Autograde the request's student in its course copy; 0 when nbgrader succeeded."""
+    config = course_config(Path(request.course))
+    config.CourseDirectory.db_url = sqlite_url(Path(request.gradebook))
+    config.Execute.timeout = request.cell_timeout
+    config.Execute.timeout_func = lambda cell: request.cell_limits.get(cell_key(cell), request.cell_timeout)
     # After a cell is interrupted at its limit, a busy machine may take more than nbclient's default 4 s
     # to report the kernel idle; nbgrader would then give up on the whole notebook.
     config.Execute.iopub_timeout = 15
     config.Execute.shutdown_kernel = "immediate"  # nothing after the last cell is graded: no graceful wait
     config.Execute.kernel_manager_class = ZygoteKernelManager
     # Where the sandboxed kernels can read (and write) them.
-    shared = Path(kernel_folder)
+    shared = Path(request.kernel_folder)
     config.ZygoteKernelManager.connection_file = str(shared / "kernel-connection.json")
     # The kernel's channels are Unix sockets in that folder (zmq's ipc transport), not TCP ports:
     # nbgrader and the kernel each run without a network, and still reach each other.
     config.ZygoteKernelManager.transport = "ipc"
     config.ZygoteKernelManager.ip = str(shared / "kernel-ipc")
     config.ZygoteKernelManager.working_folder = str(shared / "work")
-    os.environ[kernelstub.KERNEL_LOG_ENV] = str(shared / "kernel.log")
-    os.environ[kernelstub.SOCKET_ENV], os.environ[kernelstub.TOKEN_ENV] = kernel_socket, token
-    result = NbGraderAPI(config=config).autograde(assignment, student, force=True, create=True)
+    config.ZygoteKernelManager.kernel_log = str(shared / "kernel.log")
+    config.ZygoteKernelManager.zygote_socket = request.kernel_socket
+    config.ZygoteKernelManager.zygote_token = request.kernel_token
+    result = NbGraderAPI(config=config).autograde(request.assignment, request.student, force=True, create=True)
     print(result["log"])
     if not result["success"]:
         print(result.get("error", ""))

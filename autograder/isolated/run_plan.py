@@ -13,6 +13,8 @@ import signal
 import traceback
 from pathlib import Path
 
+from autograder.isolated.protocol import CleanRerunRequest
+
 
 class CellTimeout(Exception):
     pass
@@ -22,10 +24,10 @@ def on_alarm(signum: int, frame: object) -> None:
     raise CellTimeout("cell timed out")
 
 
-def run_plan(plan: list[dict], results_path: str, cell_timeout: float) -> None:
-    """Run the cells of ``plan`` in order; write ``{grade_id: outcome}`` of each test to ``results_path``.
+def run_plan(request: CleanRerunRequest) -> None:
+    """Run the cells of the plan in order; write ``{grade_id: outcome}`` of each test to the results file.
 
-    Each cell stops after its ``limit`` (seconds), or ``cell_timeout`` when it has none.
+    Each cell stops after its ``limit`` (seconds), or the request's cell timeout when it has none.
 
     The plan (hidden tests included) comes with the job, in memory: no file the student's code could read holds it.
     """
@@ -33,14 +35,11 @@ def run_plan(plan: list[dict], results_path: str, cell_timeout: float) -> None:
     signal.signal(signal.SIGALRM, on_alarm)
     namespace: dict = {"__name__": "__main__"}
     results: dict[str, dict] = {}
-    for cell in plan:
-        limit = cell.get("limit") or cell_timeout
+    for cell in request.plan:
+        limit = cell.limit or request.cell_timeout
         signal.setitimer(signal.ITIMER_REAL, limit)
         try:
-            exec(
-                compile(cell["source"], f"<{cell['kind']} {cell['grade_id']}>", "exec"),
-                namespace,
-            )
+            exec(compile(cell.source, f"<{cell.kind} {cell.grade_id}>", "exec"), namespace)
             outcome = {"passed": True, "message": ""}
         except BaseException as error:  # noqa: B036 (a test may fail with anything, SystemExit included)
             lines = traceback.format_exception_only(type(error), error)
@@ -49,6 +48,6 @@ def run_plan(plan: list[dict], results_path: str, cell_timeout: float) -> None:
                 outcome["message"] = f"CellTimeout: stopped after its limit of {limit:g} s"
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
-        if cell["kind"] == "test":
-            results[cell["grade_id"]] = outcome
-            Path(results_path).write_text(json.dumps(results))
+        if cell.kind == "test":
+            results[cell.grade_id] = outcome
+            Path(request.results_path).write_text(json.dumps(results))

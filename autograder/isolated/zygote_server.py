@@ -15,13 +15,13 @@ clock limit, kills every descendant when the job ends, empties the ``--scrub`` f
 The zygote runs no untrusted code itself and cannot be read or traced by its children
 (it is not dumpable). The grader's side, which starts it and sends the jobs, is
 :mod:`autograder.launch.zygote`. This module imports nothing of the grader's: it runs inside
-the sandbox, with only the standard library and psutil.
+the sandbox, with only the standard library, psutil and the protocol
+(:mod:`autograder.isolated.protocol`), in which every job, reply and socket request is spelled.
 """
 
 import argparse
 import ctypes
 import importlib
-import json
 import os
 import resource
 import secrets
@@ -36,6 +36,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
+
+from autograder.isolated.protocol import (
+    ChildJob,
+    JobReply,
+    KernelRequest,
+    ProtocolError,
+    Ready,
+    RelaySignal,
+    SocketJob,
+    decode,
+    encode,
+)
 
 TIMED_OUT = 124  # the exit code of a job stopped at its wall-clock limit
 
@@ -82,7 +94,7 @@ class Scrub:
     keep: list[Path]
 
 
-def run_child(job: dict, log_fd: int, inherited: list[int]) -> None:
+def run_child(job: ChildJob, log_fd: int, inherited: list[int]) -> None:
     """In the forked child: take the job's folder, environment and limits, call its function, exit.
 
     ``inherited`` are the zygote's own descriptors (answers, sockets), closed before the job runs.
@@ -97,18 +109,16 @@ def run_child(job: dict, log_fd: int, inherited: list[int]) -> None:
         os.dup2(log_fd, 2)
         os.setsid()
         prctl(PR_SET_DUMPABLE, 1)  # the job's own memory is its own business
-        os.chdir(job["cwd"])
+        os.chdir(job.cwd)
         os.environ.clear()
-        os.environ.update(job["env"])
-        memory, file_size = job["memory"], job["file_size"]
+        os.environ.update(job.env)
+        memory, file_size = job.memory, job.file_size
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if job["threads"] and "torch" in sys.modules:  # preloaded before the job's OMP_NUM_THREADS was known
-            sys.modules["torch"].set_num_threads(job["threads"])
-        module, name = job["function"].split(":")
-        returned = getattr(importlib.import_module(module), name)(*job["args"])
-        code = returned if isinstance(returned, int) else 0
+        if job.threads and "torch" in sys.modules:  # preloaded before the job's OMP_NUM_THREADS was known
+            sys.modules["torch"].set_num_threads(job.threads)
+        code = job.request.run()
     except SystemExit as stop:
         code = stop.code if isinstance(stop.code, int) else 1
     except BaseException:  # noqa: BLE001 (whatever the job raised, the child reports it and exits)
@@ -123,19 +133,22 @@ def run_child(job: dict, log_fd: int, inherited: list[int]) -> None:
 
 
 def relay(control: socket.socket, pid: int) -> bool:
-    """Pass the signals the job's requester sends ("signal 2" lines) to the job; False once it hung up."""
+    """Pass the signals the job's requester sends (:class:`RelaySignal` lines) to the job; False once it hung up."""
     data = control.recv(4096)
     for line in data.decode(errors="replace").splitlines():
-        name, _, number = line.partition(" ")
-        if name == "signal" and number.isdigit() and int(number) in RELAYED_SIGNALS:
+        try:
+            signum = decode(line, RelaySignal).signum
+        except ProtocolError:
+            continue
+        if signum in RELAYED_SIGNALS:
             try:
-                os.killpg(pid, int(number))
+                os.killpg(pid, signum)
             except ProcessLookupError:
                 pass
     return bool(data)
 
 
-def run_job(job: dict, inherited: list[int], scrub: Scrub, control: socket.socket | None = None) -> dict:
+def run_job(job: ChildJob, inherited: list[int], scrub: Scrub, control: socket.socket | None = None) -> JobReply:
     """Fork the job's child, wait for it under the wall-clock limit, clean up after it.
 
     With ``control`` (the connection the job came on), signals read there go to the job, and
@@ -143,7 +156,7 @@ def run_job(job: dict, inherited: list[int], scrub: Scrub, control: socket.socke
     """
     start = time.monotonic()
     try:
-        log_fd = os.open(job["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        log_fd = os.open(job.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     except OSError:
         log_fd = os.open(os.devnull, os.O_WRONLY)
     pid = os.fork()
@@ -151,7 +164,7 @@ def run_job(job: dict, inherited: list[int], scrub: Scrub, control: socket.socke
         run_child(job, log_fd, inherited)
     os.close(log_fd)
     pidfd = os.pidfd_open(pid)
-    deadline = start + job["wall"]
+    deadline = start + job.wall
     watched = [pidfd] + ([control] if control else [])
     timed_out = ended = hung_up = False
     while not (ended or hung_up or timed_out):
@@ -167,7 +180,7 @@ def run_job(job: dict, inherited: list[int], scrub: Scrub, control: socket.socke
     for folder in scrub.folders:
         empty(folder, scrub.keep)
     returncode = TIMED_OUT if timed_out else exit_code(status)
-    return {"returncode": returncode, "timed_out": timed_out, "seconds": time.monotonic() - start}
+    return JobReply(returncode, timed_out, time.monotonic() - start)
 
 
 def stop_now(signum: int, frame: object) -> None:
@@ -190,23 +203,26 @@ def empty(folder: Path, keep: list[Path]) -> None:
 
 
 def serve_connection(server: socket.socket, token: str, own: list[int], scrub: Scrub) -> None:
-    """One job from a client of the socket (a kernel stub): checked against the token, answered there."""
+    """One job from a client of the socket (a kernel stub): checked against the token, answered there.
+
+    Only a kernel may be asked for there (:class:`KernelRequest`).
+    """
     connection, _ = server.accept()
     with connection:
         connection.settimeout(10)
         try:
-            request = json.loads(connection.makefile("r").readline())
-        except (OSError, ValueError):
+            request = decode(connection.makefile("r").readline(), SocketJob)
+        except (OSError, ProtocolError):
             return
-        if not isinstance(request, dict) or not secrets.compare_digest(str(request.get("token")), token):
+        if not secrets.compare_digest(str(request.token), token) or not isinstance(request.job.request, KernelRequest):
             return
         connection.settimeout(None)
         try:
-            reply = run_job(request["job"], [*own, connection.fileno()], scrub, connection)
-        except (KeyError, TypeError, ValueError, OSError) as error:  # a malformed job fails alone
-            reply = {"returncode": 1, "timed_out": False, "seconds": 0.0, "error": repr(error)}
+            reply = run_job(request.job, [*own, connection.fileno()], scrub, connection)
+        except (TypeError, ValueError, OSError) as error:  # a malformed job fails alone
+            reply = JobReply(1, False, 0.0, error=repr(error))
         try:
-            connection.sendall((json.dumps(reply) + "\n").encode())
+            connection.sendall(encode(reply).encode())
         except OSError:
             pass
 
@@ -230,7 +246,7 @@ def serve(preload: list[str], scrub: Scrub, listen: Path | None) -> None:
     for name in preload:
         importlib.import_module(name)
     replies = os.fdopen(reply_fd, "w")
-    replies.write(json.dumps({"ready": True}) + "\n")
+    replies.write(encode(Ready()))
     replies.flush()
     while True:
         ready, _, _ = select.select([requests] + ([server] if server else []), [], [])
@@ -240,7 +256,7 @@ def serve(preload: list[str], scrub: Scrub, listen: Path | None) -> None:
             line = requests.readline()
             if not line:
                 break
-            replies.write(json.dumps(run_job(json.loads(line), own, scrub)) + "\n")
+            replies.write(encode(run_job(decode(line, ChildJob), own, scrub)))
             replies.flush()
     kill_descendants()
 

@@ -7,7 +7,6 @@ zygote, and the processes the lost zygote no longer supervises are found by the 
 every one of them carries in its environment (``MARKER_ENV``) and killed.
 """
 
-import json
 import multiprocessing.util
 import os
 import secrets
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import psutil
 
+from autograder.isolated.protocol import ChildJob, JobReply, ProtocolError, Ready, Request, decode, encode
 from autograder.isolated.zygote_server import MARKER_ENV, TIMED_OUT
 from autograder.launch.limits import PACKAGE_ROOT, Limits, Outcome, private_environment, read_tail
 from autograder.launch.sandbox import sandbox_command
@@ -99,7 +99,7 @@ class Zygote:
             assert self.process.stdin is not None
             self.process.stdin.write(self.token + "\n")
             self.process.stdin.flush()
-        if self.read_reply(timeout=300) is None:
+        if self.read_reply(Ready, timeout=300) is None:
             self.stop()
             raise RuntimeError(f"the zygote {self.command()} did not start")
 
@@ -109,11 +109,15 @@ class Zygote:
             self.stop()
             self.start()
 
-    def read_reply(self, timeout: float) -> dict | None:
+    def read_reply(self, expected: type[Ready] | type[JobReply], timeout: float) -> Ready | JobReply | None:
+        """The zygote's next answer, or None when it sent none in time (or something else)."""
         assert self.process is not None and self.process.stdout is not None
         ready, _, _ = select.select([self.process.stdout], [], [], timeout)
         line = self.process.stdout.readline() if ready else ""
-        return json.loads(line) if line else None
+        try:
+            return decode(line, expected) if line else None
+        except ProtocolError:
+            return None
 
     def job_folder(self) -> Path:
         """A new empty folder for one job, inside the zygote's scratch."""
@@ -121,26 +125,25 @@ class Zygote:
         folder.mkdir()
         return folder
 
-    def run(self, function: str, args: list, limits: Limits, workdir: Path) -> Outcome:
-        """Call ``function`` ("module:name") with ``args`` in a fresh child, in ``workdir`` under ``limits``.
+    def run(self, request: Request, limits: Limits, workdir: Path) -> Outcome:
+        """Run ``request`` in a fresh child, in ``workdir`` under ``limits``.
 
-        The child's output goes to ``workdir/output.log``; an int the function returns is its exit code.
+        The child's output goes to ``workdir/output.log``; the int the request's ``run`` returns is its exit code.
         """
         self.ensure_started()
         assert self.process is not None and self.process.stdin is not None
         workdir.mkdir(parents=True, exist_ok=True)
         log = workdir / "output.log"
-        job = {
-            "function": function, "args": args, "cwd": str(workdir), "log": str(log),
-            "env": {**private_environment(workdir / "home", limits.threads), MARKER_ENV: self.marker},
-            "threads": limits.threads,
-            "wall": limits.wall_seconds, "memory": limits.memory_bytes, "file_size": limits.file_bytes,
-        }  # fmt: skip
+        job = ChildJob(
+            request, cwd=str(workdir), log=str(log),
+            env={**private_environment(workdir / "home", limits.threads), MARKER_ENV: self.marker},
+            wall=limits.wall_seconds, memory=limits.memory_bytes, file_size=limits.file_bytes, threads=limits.threads,
+        )  # fmt: skip
         start = time.monotonic()
         try:
-            self.process.stdin.write(json.dumps(job) + "\n")
+            self.process.stdin.write(encode(job))
             self.process.stdin.flush()
-            reply = self.read_reply(timeout=limits.wall_seconds + REPLY_GRACE_SECONDS)
+            reply = self.read_reply(JobReply, timeout=limits.wall_seconds + REPLY_GRACE_SECONDS)
         except (BrokenPipeError, ValueError):
             reply = None
         if reply is None:  # the zygote died (a job killed it) or hangs: the job gets nothing
@@ -148,7 +151,7 @@ class Zygote:
             seconds = time.monotonic() - start
             timed_out = seconds >= limits.wall_seconds
             return Outcome(TIMED_OUT if timed_out else 137, timed_out, seconds, read_tail(log) + "\n[zygote lost]")
-        return Outcome(reply["returncode"], reply["timed_out"], reply["seconds"], read_tail(log))
+        return Outcome(reply.returncode, reply.timed_out, reply.seconds, read_tail(log))
 
     def stop(self) -> None:
         """Kill the zygote and every process under it, and whatever its jobs left once it was gone."""

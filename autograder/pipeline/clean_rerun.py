@@ -20,6 +20,7 @@ from nbformat import NotebookNode
 
 from autograder.course.notebook_code import bound_names, notebook_bindings, without_magics
 from autograder.course.notebooks import cell_key, grade_id, is_answer_cell, is_graded_test_cell
+from autograder.isolated.protocol import CleanRerunRequest, PlanCell
 from autograder.launch.limits import Limits
 from autograder.launch.zygote import Zygote
 
@@ -85,7 +86,9 @@ def added_definitions(student: NotebookNode, source: NotebookNode, protected: di
     return placed
 
 
-def clean_plan(student: NotebookNode, source: NotebookNode, cell_limits: dict[str, float] | None = None) -> list[dict]:
+def clean_plan(
+    student: NotebookNode, source: NotebookNode, cell_limits: dict[str, float] | None = None
+) -> tuple[PlanCell, ...]:
     """The source notebook's code cells in order, as plain Python, answers swapped for the student's definitions.
 
     Definitions from cells the student added go in just before the first graded cell below them.
@@ -98,21 +101,21 @@ def clean_plan(student: NotebookNode, source: NotebookNode, cell_limits: dict[st
     protected = notebook_bindings(source)
     added = added_definitions(student, source, protected)
     limits = cell_limits or {}
-    plan = []
+    plan: list[PlanCell] = []
     for cell in source.cells:
         if cell.cell_type != "code":
             continue
         if grade_id(cell) in added:
-            plan.append({"kind": "added", "grade_id": grade_id(cell), "source": added[grade_id(cell)]})
+            plan.append(PlanCell("added", grade_id(cell), added[grade_id(cell)]))
         if is_answer_cell(cell):
             kind, code = "answer", extract_definitions(answers.get(grade_id(cell), ""), protected)
         else:
             kind, code = "test" if is_graded_test_cell(cell) else "setup", without_magics(cell.source)
         limit = limits.get(cell_key(cell))
-        plan.append({"kind": kind, "grade_id": grade_id(cell) or "", "source": code, "limit": limit})
+        plan.append(PlanCell(kind, grade_id(cell) or "", code, limit))
     # What comes after the last test (summary figures, extensions) cannot change a result.
-    last_test = max((i for i, cell in enumerate(plan) if cell["kind"] == "test"), default=-1)
-    return plan[: last_test + 1]
+    last_test = max((i for i, cell in enumerate(plan) if cell.kind == "test"), default=-1)
+    return tuple(plan[: last_test + 1])
 
 
 def clean_rerun(
@@ -131,15 +134,14 @@ def clean_rerun(
     workdir = zygote.job_folder()
     results_path = workdir / "clean_results.json"
     try:
-        outcome = zygote.run("autograder.isolated.run_plan:run_plan", [plan, str(results_path), limits.cell_timeout],
-                             limits, workdir)  # fmt: skip
+        outcome = zygote.run(CleanRerunRequest(plan, str(results_path), limits.cell_timeout), limits, workdir)
         results = read_results(results_path)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     why = "timed out" if outcome.timed_out else f"ended early (exit {outcome.returncode})"
     for cell in plan:
-        if cell["kind"] == "test" and cell["grade_id"] not in results:
-            results[cell["grade_id"]] = {"passed": False, "message": f"the clean re-run {why}"}
+        if cell.kind == "test" and cell.grade_id not in results:
+            results[cell.grade_id] = {"passed": False, "message": f"the clean re-run {why}"}
     return results
 
 

@@ -14,9 +14,8 @@ from pathlib import Path
 import pandas as pd
 from nbgrader.api import Gradebook, MissingEntry
 
-from autograder.course.paths import GRADING_DIRECTORY, GradingFolder
+from autograder.course.paths import GRADING_DIRECTORY, GradingFolder, sqlite_url
 from autograder.pipeline.feedback import feedback_state, load_releases
-from autograder.pipeline.gradebook import sqlite_url
 from autograder.pipeline.results import SubmissionResult, load_results
 
 

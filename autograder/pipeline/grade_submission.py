@@ -34,6 +34,7 @@ from autograder.course.notebook_code import notebook_modules
 from autograder.course.notebooks import grade_id, is_graded_test_cell
 from autograder.course.paths import GRADING_DIRECTORY, GradingFolder
 from autograder.course.settings import release_notebook, source_notebook
+from autograder.isolated.protocol import AutogradeRequest
 from autograder.launch.limits import Limits, Outcome
 from autograder.launch.zygote import SandboxSpec, shared_zygote
 from autograder.pipeline import clean_rerun, gradebook, static_scan
@@ -178,10 +179,12 @@ def run_in_kernel(job: GradeJob, notebooks: dict[str, NotebookNode], sources: di
         for name, notebook in notebooks.items():
             nbformat.write(notebook, submitted / f"{name}.ipynb")
         shutil.copytree(job.submission, visible / "work", symlinks=True, ignore=shutil.ignore_patterns("*.ipynb"))
-        cell_limits = merged_cell_limits(job, notebooks)
-        arguments = [str(course), str(db), job.assignment, job.student, job.limits.cell_timeout, cell_limits,
-                     str(kernels.socket_path), kernels.token, str(visible)]  # fmt: skip
-        outcome = nbgrader.run(f"{NBGRADER_PRELOAD[0]}:autograde", arguments, job.limits, private / "nbgrader")
+        request = AutogradeRequest(
+            course=str(course), gradebook=str(db), assignment=job.assignment, student=job.student,
+            cell_timeout=job.limits.cell_timeout, cell_limits=merged_cell_limits(job, notebooks),
+            kernel_socket=str(kernels.socket_path), kernel_token=kernels.token, kernel_folder=str(visible),
+        )  # fmt: skip
+        outcome = nbgrader.run(request, job.limits, private / "nbgrader")
         # nbgrader saves a submission with empty grades before it fails
         scores = gradebook.kernel_scores(db, job.assignment, job.student) if outcome.returncode == 0 else None
         autograded = read_autograded(GradingFolder(course).autograded(job.student, job.assignment), notebooks)

@@ -10,6 +10,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.apps import NbGraderAPI
 from sqlalchemy.exc import SAWarning
 
+from autograder.course.paths import sqlite_url
 from autograder.course.settings import SOURCE_DIRECTORY, course_config
 from autograder.pipeline.results import Status, SubmissionResult
 
@@ -20,10 +21,6 @@ class GradeCellInfo:
     grade_id: str
     max_score: float
     autograded: bool  # a code test cell; False for a written answer graded by hand
-
-
-def sqlite_url(path: Path) -> str:
-    return f"sqlite:///{Path(path).resolve()}"
 
 
 def define_assignment(root: Path, assignment: str, db_path: Path) -> None:

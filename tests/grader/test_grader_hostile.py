@@ -8,11 +8,11 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder.cli import main
+from autograder.course.paths import sqlite_url
 from autograder.launch.sandbox import bwrap_available
 from autograder.pipeline.export import export_frame
 from autograder.pipeline.feedback import HIDDEN_LINE_REMOVED, release_flagged, write_feedback
 from autograder.pipeline.grade import grade
-from autograder.pipeline.gradebook import sqlite_url
 from autograder.pipeline.report import write_report
 from autograder.pipeline.results import Status, load_results
 from tests.grader.hostile_class import ASSIGNMENT, LIMITS, GradedClass, points_per_test

@@ -15,6 +15,16 @@ import pytest
 from autograder.course.notebook_code import notebook_bindings
 from autograder.course.notebooks import fill_answers, grade_id, nbgrader_meta, reference_answers
 from autograder.course.settings import release_notebook, source_notebook
+from autograder.isolated.protocol import (
+    ChildJob,
+    JobReply,
+    KernelRequest,
+    Request,
+    ScriptRequest,
+    SocketJob,
+    decode,
+    encode,
+)
 from autograder.launch.limits import Limits, Outcome
 from autograder.launch.sandbox import bwrap_available
 from autograder.launch.zygote import MARKER_ENV, SandboxSpec, Zygote
@@ -127,9 +137,9 @@ def test_clean_run_defines_helpers_from_cells_the_student_added(zygote: Zygote) 
         del added["id"]
         student.cells.insert(cell_index(student, "sdpa"), added)
     plan = clean_rerun.clean_plan(student, source)
-    position = next(i for i, cell in enumerate(plan) if cell["grade_id"] == "sdpa" and cell["kind"] == "answer")
-    assert plan[position - 1]["kind"] == "added" and "def my_softmax" in plan[position - 1]["source"]
-    assert not any("allclose" in cell["source"] for cell in plan if cell["kind"] == "added")
+    position = next(i for i, cell in enumerate(plan) if cell.grade_id == "sdpa" and cell.kind == "answer")
+    assert plan[position - 1].kind == "added" and "def my_softmax" in plan[position - 1].source
+    assert not any("allclose" in cell.source for cell in plan if cell.kind == "added")
     results = clean_rerun.clean_rerun(
         student, source, Limits(wall_seconds=120, memory_bytes=3 * 2**30, cell_timeout=60), zygote
     )
@@ -140,7 +150,7 @@ def test_clean_run_defines_helpers_from_cells_the_student_added(zygote: Zygote) 
 def run_script(zygote: Zygote, script: str, limits: Limits, workdir: Path) -> Outcome:
     (workdir / "job.py").parent.mkdir(parents=True, exist_ok=True)
     (workdir / "job.py").write_text(script)
-    return zygote.run("runpy:run_path", [str(workdir / "job.py")], limits, workdir)
+    return zygote.run(ScriptRequest(str(workdir / "job.py")), limits, workdir)
 
 
 @pytest.fixture
@@ -257,22 +267,34 @@ def test_collect_sorts_an_lms_download(tmp_path: Path) -> None:
     assert json.loads(placed.read_text())["cells"]
 
 
-def test_the_kernel_socket_serves_only_who_knows_the_token(tmp_path: Path) -> None:
-    """The socket lies in a folder student code can reach: a job without the token is never run."""
+def test_the_kernel_socket_serves_only_kernels_to_who_knows_the_token(tmp_path: Path) -> None:
+    """The socket lies in a folder student code can reach: a job without the token is never run,
+    and with it the socket starts a kernel and nothing else."""
     zygote = Zygote(listen=True)
+    connection_file = tmp_path / "kernel.json"  # the kernel writes it when it starts
+    script = tmp_path / "job.py"
+    script.write_text(f"open({str(tmp_path / 'script-ran')!r}, 'w')")
+
+    def job(request: Request) -> ChildJob:
+        return ChildJob(request, cwd=str(tmp_path), log=os.devnull, env=dict(os.environ), wall=8, memory=-1,
+                        file_size=-1)  # fmt: skip
+
+    asked = [
+        ("not the token", job(KernelRequest(str(connection_file)))),
+        (None, job(ScriptRequest(str(script)))),
+        (None, job(KernelRequest(str(connection_file)))),
+    ]
+    answers = []
     try:
         zygote.ensure_started()
-        marker = tmp_path / "ran"
-        job = {"function": "os:mkdir", "args": [str(marker)], "cwd": str(tmp_path), "log": os.devnull,
-               "env": {}, "threads": None, "wall": 10, "memory": -1, "file_size": -1}  # fmt: skip
-        answers = []
-        for token in ("not the token", zygote.token):
+        for token, request in asked:
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
                 client.connect(str(zygote.socket_path))
-                client.sendall((json.dumps({"token": token, "job": job}) + "\n").encode())
+                client.sendall(encode(SocketJob(token or zygote.token, request)).encode())
                 answers.append(client.makefile("r").readline())
-                if token != zygote.token:
-                    assert not marker.exists(), "a job with a wrong token ran"
+            assert not connection_file.exists() or answers[-1], "a job with a wrong token ran"
     finally:
         zygote.close()
-    assert answers[0] == "" and json.loads(answers[1])["returncode"] == 0 and marker.exists()
+    assert answers[:2] == ["", ""], answers
+    assert not (tmp_path / "script-ran").exists(), "the socket ran a script"
+    assert decode(answers[2], JobReply).timed_out and connection_file.exists(), answers[2]

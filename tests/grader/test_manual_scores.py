@@ -2,14 +2,18 @@
 
 from pathlib import Path
 
+import pytest
 from nbgrader.api import Gradebook
 
+from autograder.course.paths import sqlite_url
 from autograder.course.settings import REPO_ROOT, SOURCE_DIRECTORY
 from autograder.pipeline import gradebook
 from autograder.pipeline.export import export_frame
 from autograder.pipeline.results import Status, SubmissionResult, save_result
 from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
 from tests.grader.hostile_class import ASSIGNMENT, points_per_test
+
+pytestmark = pytest.mark.slow
 
 
 def graded(scores: dict[str, float]) -> SubmissionResult:
@@ -29,7 +33,7 @@ def test_manual_scores_survive_a_regrade_and_reach_the_export(tmp_path: Path) ->
     gradebook.merge(db, first)
 
     # The instructor grades a written answer and overrides one autograded cell in formgrader.
-    with Gradebook(gradebook.sqlite_url(db)) as gb:
+    with Gradebook(sqlite_url(db)) as gb:
         gb.find_grade("written_sqrt_dk", ASSIGNMENT, ASSIGNMENT, "ann").manual_score = 1.5
         gb.find_grade("sdpa_values", ASSIGNMENT, ASSIGNMENT, "ann").manual_score = 0.5
         gb.db.commit()
@@ -38,7 +42,7 @@ def test_manual_scores_survive_a_regrade_and_reach_the_export(tmp_path: Path) ->
     gradebook.merge(db, regraded)
     save_result(tmp_path, regraded)
 
-    with Gradebook(gradebook.sqlite_url(db)) as gb:
+    with Gradebook(sqlite_url(db)) as gb:
         assert gb.find_grade("written_sqrt_dk", ASSIGNMENT, ASSIGNMENT, "ann").manual_score == 1.5
         override = gb.find_grade("sdpa_values", ASSIGNMENT, ASSIGNMENT, "ann")
         assert override.manual_score == 0.5 and override.score == 0.5
