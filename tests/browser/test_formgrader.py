@@ -35,6 +35,8 @@ from tests.browser.formgrader_page import FormgraderPage
 from tests.browser.lab import NBGRADER_CONFIG, JupyterLab, end_processes, start_instructor_lab
 from tests.conftest import TIMINGS
 
+pytestmark = pytest.mark.slow
+
 ASSIGNMENT = "01_attention"
 STUDENT = "ann"
 WRITTEN, WRITTEN_SCORE = "written_sqrt_dk", 1.5  # a written answer, graded by hand only

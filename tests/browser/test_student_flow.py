@@ -20,6 +20,8 @@ from tests.conftest import TIMINGS
 from tests.support.harness import inprocess_notebook
 from tests.support.notebooks import read
 
+pytestmark = pytest.mark.slow
+
 RUN_TIMEOUT = 600.0  # seconds for Run All, and for Validate, of one notebook in fast mode
 VALIDATION_SUCCESS = "Success! Your notebook passes all the tests."
 

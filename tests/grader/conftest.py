@@ -7,10 +7,6 @@ from autograder.pipeline.grade import grade
 from tests.grader.hostile_class import ASSIGNMENT, CASES, LIMITS, GradedClass, make_course, submit
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "slow: grades a whole class of submissions (minutes)")
-
-
 @pytest.fixture(scope="session")
 def graded_class(tmp_path_factory: pytest.TempPathFactory) -> GradedClass:
     root = tmp_path_factory.mktemp("course")

@@ -46,13 +46,17 @@ def filled(assignment: str, **changed: str) -> NotebookNode:
 
 
 def looping(answer: str) -> str:
-    """``answer`` with its first function (or class) made to loop forever when called (constructed)."""
+    """``answer`` with its first function (or class) made to loop forever when called (constructed).
+
+    The loop sleeps instead of spinning: a cell limit stops both the same way (the hostile class
+    of notebook 01 keeps a spinning loop), and a sleeping one leaves the cores to the rest of the suite.
+    """
     first = next(node for node in ast.parse(answer).body if isinstance(node, ast.FunctionDef | ast.ClassDef))
     if isinstance(first, ast.ClassDef):
         override, indent = f"class {first.name}({first.name}):\n    def __init__(self, *args, **kwargs):\n", " " * 8
     else:
         override, indent = f"def {first.name}(*args, **kwargs):\n", " " * 4
-    return f"{answer}\n\n{override}{indent}while True:\n{indent}    pass\n"
+    return f"{answer}\n\n{override}{indent}while True:\n{indent}    __import__('time').sleep(0.05)\n"
 
 
 def first_blank(assignment: str) -> NotebookNode:

@@ -2,7 +2,9 @@
 
 Graded by ``autograder.pipeline.grade`` with the course's real limits (120 s cell timeout,
 900 s per submission), so the looping exercise shows what it costs in seconds, while the
-other job grades the rest of the class beside it.
+other job grades the rest of the class beside it. The loop waits rather than spins (see
+``notebook_class.looping``): the cell limits stop it all the same, and the suite's other
+workers keep the cores.
 """
 
 from dataclasses import dataclass
@@ -34,24 +36,19 @@ class GradedNotebook:
         return sum(test.max_score for test in self.results["first_blank"].tests)
 
 
-@pytest.fixture(scope="module")
-def graded_course(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[SubmissionResult]]:
-    """One course with every notebook's class handed in, graded in one run (the jobs pack onto both cores),
-    and its feedback written, flagged submissions released."""
-    root = tmp_path_factory.mktemp("every-notebook")
-    for assignment in assignment_ids():
-        hand_in(root, assignment)
+@pytest.fixture(scope="module", params=assignment_ids())
+def graded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> GradedNotebook:
+    """One notebook's class handed in, graded in one run (two jobs beside each other), its feedback
+    written and flagged submissions released. One course per notebook, so that the notebooks'
+    classes can be graded on different test workers at once."""
+    assignment = request.param
+    root = tmp_path_factory.mktemp(f"class-{assignment}")
+    hand_in(root, assignment)
     results = grade(root=root, jobs=2, progress=False)
     assert main(["--root", str(root), "feedback", "--release-all-flagged"]) == 0
-    return root, results
-
-
-@pytest.fixture(params=assignment_ids())
-def graded(request: pytest.FixtureRequest, graded_course: tuple[Path, list[SubmissionResult]]) -> GradedNotebook:
-    root, results = graded_course
-    mine = {r.student: r for r in results if r.assignment == request.param}
+    mine = {r.student: r for r in results if r.assignment == assignment}
     assert set(mine) == set(STUDENTS), mine
-    return GradedNotebook(request.param, root, mine)
+    return GradedNotebook(assignment, root, mine)
 
 
 def test_a_looping_exercise_keeps_the_points_of_every_test_that_does_not_call_it(graded: GradedNotebook) -> None:

@@ -29,7 +29,10 @@ from tests.grader import secret_walk
 from tests.grader.hostile_class import ASSIGNMENT, hidden_test_blocks, make_course, solution, with_answer
 from tests.support.notebooks import solution_code
 
-pytestmark = pytest.mark.skipif(not bwrap_available(), reason="needs bubblewrap to hide anything from student code")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not bwrap_available(), reason="needs bubblewrap to hide anything from student code"),
+]
 
 STUDENT = "prober"
 PROBED = "padding_mask"  # the last answer cell: the hidden tests of the others have run by then
