@@ -4,7 +4,7 @@ collect DOWNLOAD     LMS zip or folder -> grading/submitted/<student>/<assignmen
 sanitize             list (or --write) the repairs each submission needs
 grade                autograde in isolation, in parallel, resumably
 feedback             HTML per student without hidden tests, maths offline; flagged ones held
-export               grades.csv with status, reason and per-test columns
+export               grades.csv with status, reason and per-test columns (--format canvas|moodle: the LMS's import)
 report               class report (HTML with figures)
 """
 
@@ -36,7 +36,8 @@ def dask_executor(address: str) -> Executor:
 def run_collect(args: argparse.Namespace) -> int:
     found = collect.collect(args.download, args.root, args.pattern, args.grading_directory)
     for student, assignment, name in found.collected:
-        print(f"collected  {student:20s} {assignment:24s} <- {name}")
+        lms_id = found.lms_ids.get((student, assignment))
+        print(f"collected  {student:20s} {assignment:24s} <- {name}" + (f" ({lms_id})" if lms_id else ""))
     for name in found.replaced:
         print(f"replaced   {name} (a later file of the same student and notebook was kept)")
     for name in found.unreadable:
@@ -129,8 +130,19 @@ def run_feedback(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    frame = export.export_csv(args.root, args.output, args.grading_directory)
-    print(f"{len(frame)} rows -> {args.output}")
+    if args.format == "csv":
+        frame = export.export_csv(args.root, args.output, args.grading_directory)
+        print(f"{len(frame)} rows -> {args.output}")
+        return 0
+    write = export.export_canvas if args.format == collect.CANVAS else export.export_moodle
+    written = write(args.root, args.output, args.grading_directory)
+    for path in written.files:
+        print(f"{args.format} import file -> {path}")
+    print(f"{written.students} student rows")
+    if written.left_out:
+        print(f"left out, no {args.format} identifier from collect: {', '.join(written.left_out)}")
+    for submission in written.to_check:
+        print(f"look before importing: {submission} (see the plain export)")
     return 0
 
 
@@ -188,6 +200,9 @@ def parser() -> argparse.ArgumentParser:
 
     step = commands.add_parser("export", help="grades CSV")
     step.add_argument("--output", type=Path, default=Path("grades.csv"))
+    step.add_argument("--format", choices=export.FORMATS, default="csv",
+                      help="csv: every column (default); canvas: Canvas's gradebook import; "
+                           "moodle: a Moodle grading worksheet per assignment, OUTPUT-<assignment>.csv")  # fmt: skip
     step.set_defaults(run=run_export)
 
     step = commands.add_parser("report", help="class report HTML")
