@@ -4,7 +4,7 @@ collect DOWNLOAD     LMS zip or folder -> grading/submitted/<student>/<assignmen
 sanitize             list (or --write) the repairs each submission needs
 grade                autograde in isolation, in parallel, resumably
 feedback             HTML per student without hidden tests, maths offline; flagged ones held
-export               grades.csv with status, reason and per-test columns
+export               grades.csv with status, reason and per-test columns (--format canvas|moodle: the LMS's import)
 report               class report (HTML with figures)
 """
 
@@ -21,7 +21,7 @@ from autograder.course.settings import REPO_ROOT, assignment_ids, release_notebo
 from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
 from autograder.pipeline import collect, export, feedback, grade, report, sanitize
-from autograder.pipeline.results import Status
+from autograder.pipeline.results import Status, SubmissionResult
 
 
 def dask_executor(address: str) -> Executor:
@@ -36,7 +36,8 @@ def dask_executor(address: str) -> Executor:
 def run_collect(args: argparse.Namespace) -> int:
     found = collect.collect(args.download, args.root, args.pattern, args.grading_directory)
     for student, assignment, name in found.collected:
-        print(f"collected  {student:20s} {assignment:24s} <- {name}")
+        lms_id = found.lms_ids.get((student, assignment))
+        print(f"collected  {student:20s} {assignment:24s} <- {name}" + (f" ({lms_id})" if lms_id else ""))
     for name in found.replaced:
         print(f"replaced   {name} (a later file of the same student and notebook was kept)")
     for name in found.unreadable:
@@ -76,13 +77,37 @@ def run_grade(args: argparse.Namespace) -> int:
         limits=limits, executor=executor, grading_directory=args.grading_directory,
         clean_rerun=not args.no_clean_rerun, sandbox=sandbox,
     )  # fmt: skip
-    for result in sorted(results, key=lambda r: (r.assignment, r.student)):
-        most = sum(t.max_score for t in result.tests)
-        print(f"{result.assignment:16s} {result.student:20s} {result.status!s:11s} {result.score:5g}/{most:<4g} "
-              f"{result.seconds:6.1f}s {result.reason[:100]}")  # fmt: skip
-    print(f"{len(results)} graded in this run; "
-          f"{sum(r.status != Status.GRADED for r in results)} need a look (see export / report)")  # fmt: skip
+    submitted = GradingFolder(args.root, args.grading_directory).submitted()
+    handed_in = {path.name for path in submitted.glob("*/*") if path.is_dir()}
+    for line in grade_summary(results, handed_in):
+        print(line)
     return 0
+
+
+def grade_summary(results: list[SubmissionResult], handed_in: set[str]) -> list[str]:
+    """``grade``'s report: a row per submission, ``missing`` rows only for assignments someone handed in.
+
+    ``handed_in`` holds the assignments with at least one submission; the missing submissions of
+    the others (notebooks nobody has handed in yet) are counted in one line instead of listed.
+    """
+
+    def unopened(result: SubmissionResult) -> bool:
+        return result.status == Status.MISSING and result.assignment not in handed_in
+
+    listed = sorted((r for r in results if not unopened(r)), key=lambda r: (r.assignment, r.student))
+    lines = []
+    for result in listed:
+        most = sum(t.max_score for t in result.tests)
+        lines.append(f"{result.assignment:16s} {result.student:20s} {result.status!s:11s} {result.score:5g}/{most:<4g} "
+                     f"{result.seconds:6.1f}s {result.reason[:100]}")  # fmt: skip
+    counted = [r for r in results if unopened(r)]
+    if counted:
+        assignments = len({r.assignment for r in counted})
+        lines.append(f"{len(counted)} missing submissions not listed, of {assignments} assignments nobody handed in")
+    graded = sum(r.status != Status.MISSING for r in results)
+    to_look_at = sum(r.status != Status.GRADED for r in listed)
+    lines.append(f"{graded} graded in this run; {to_look_at} need a look (see export / report)")
+    return lines
 
 
 def run_feedback(args: argparse.Namespace) -> int:
@@ -105,8 +130,19 @@ def run_feedback(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    frame = export.export_csv(args.root, args.output, args.grading_directory)
-    print(f"{len(frame)} rows -> {args.output}")
+    if args.format == "csv":
+        frame = export.export_csv(args.root, args.output, args.grading_directory)
+        print(f"{len(frame)} rows -> {args.output}")
+        return 0
+    write = export.export_canvas if args.format == collect.CANVAS else export.export_moodle
+    written = write(args.root, args.output, args.grading_directory)
+    for path in written.files:
+        print(f"{args.format} import file -> {path}")
+    print(f"{written.students} student rows")
+    if written.left_out:
+        print(f"left out, no {args.format} identifier from collect: {', '.join(written.left_out)}")
+    for submission in written.to_check:
+        print(f"look before importing: {submission} (see the plain export)")
     return 0
 
 
@@ -164,6 +200,9 @@ def parser() -> argparse.ArgumentParser:
 
     step = commands.add_parser("export", help="grades CSV")
     step.add_argument("--output", type=Path, default=Path("grades.csv"))
+    step.add_argument("--format", choices=export.FORMATS, default="csv",
+                      help="csv: every column (default); canvas: Canvas's gradebook import; "
+                           "moodle: a Moodle grading worksheet per assignment, OUTPUT-<assignment>.csv")  # fmt: skip
     step.set_defaults(run=run_export)
 
     step = commands.add_parser("report", help="class report HTML")

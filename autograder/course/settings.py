@@ -5,6 +5,7 @@ traitlets ``Config``. The repository's ``nbgrader_config.py`` calls it with the 
 root; the tests call it with a temporary course folder.
 """
 
+from importlib.util import find_spec
 from pathlib import Path
 
 from traitlets.config import Config
@@ -15,6 +16,10 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SOURCE_DIRECTORY = "solutions"
 RELEASE_DIRECTORY = "notebooks"
 CELL_TIMEOUT_SECONDS = 120
+# The formgrader's maths: MathJax 2 from the jupyter-server-mathjax package, which the server
+# serves under its static path (its config folder enables it), relative to the server's base URL.
+FORMGRADER_MATHJAX = "static/jupyter_server_mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
 def assignment_ids(root: Path = REPO_ROOT) -> list[str]:
@@ -49,6 +54,14 @@ def configure(c: Config, root: Path, grading_directory: str = GRADING_DIRECTORY)
     c.Execute.interrupt_on_timeout = True
     # nbgrader re-inserts edited test cells but not deleted ones unless told to.
     c.OverwriteCells.add_missing_cells = True
+    # nbgrader's formgrader page loads MathJax from a CDN (its template ignores mathjax_url): the
+    # course's formgrade template (templates/formgrade/) loads HTMLExporter.mathjax_url instead.
+    # Only the formgrader's template is replaced; generate_feedback keeps nbgrader's own.
+    nbgrader_package = Path(find_spec("nbgrader").origin).parent  # found, not imported (an import takes seconds)
+    nbgrader_templates = str(nbgrader_package / "server_extensions" / "formgrader" / "templates")
+    c.HTMLExporter.mathjax_url = FORMGRADER_MATHJAX
+    c.HTMLExporter.extra_template_basedirs = [str(TEMPLATES), nbgrader_templates]
+    c.HTMLExporter.extra_template_paths = [nbgrader_templates]  # for {% extends 'formgrade/index.html.j2' %}
     return c
 
 

@@ -1,12 +1,23 @@
 """``collect``: an LMS download (zip or folder) into nbgrader's ``submitted/<student>/<assignment>/`` layout.
 
-Two namings are recognised: a file named ``<student>_<anything>_<notebook>.ipynb`` (Canvas
-style, a resubmission may end in ``-1``), and ``<student folder>/<...>/<notebook>.ipynb``
-(Moodle style, one folder per student); ``--pattern`` takes any regular expression with a
-``student`` group instead. Every file is accounted for: collected, unmatched or unreadable
-(unreadable files are still collected, so that ``grade`` reports them too).
+Namings recognised, first match wins:
+
+- Moodle (*Download all submissions*): ``<Full Name>_<participant id>_assignsubmission_file_/<notebook>.ipynb``
+  (one folder per student), or the same prefix before the file name in one flat folder. With
+  blind marking the name is ``Participant`` and the student becomes ``Participant_<id>``.
+- Canvas (*Download Submissions*): ``<sortable name>[_LATE]_<user id>_<file id>_<notebook>.ipynb``
+  (a resubmission may end in ``-1``; an anonymous download has ``anon_<id>`` instead of name
+  and user id).
+- Any ``<student>_<anything>_<notebook>.ipynb``, or ``<student folder>/<...>/<notebook>.ipynb``.
+
+``--pattern`` takes any regular expression with a ``student`` group instead. Every file is
+accounted for: collected, unmatched or unreadable (unreadable files are still collected, so
+that ``grade`` reports them too). What the LMS's names tell about each student (Canvas user
+id, Moodle participant id per assignment, the name) is kept in ``grading/lms_students.json``,
+so that ``export --format canvas|moodle`` can give the LMS back its own identifiers.
 """
 
+import json
 import re
 import shutil
 import tempfile
@@ -19,8 +30,27 @@ import nbformat
 from autograder.course.paths import GRADING_DIRECTORY, GradingFolder
 from autograder.course.settings import assignment_ids
 
-CANVAS = r"^(?P<student>[A-Za-z0-9.\-]+?)_(?:.*_)?{notebook}(?:-\d+)?\.ipynb$"
+CANVAS, MOODLE = "canvas", "moodle"
+LMS_STUDENTS = "lms_students.json"  # in the grading folder: {student: {"lms", "name", "ids": {assignment: id}}}
+MOODLE_PREFIX = re.compile(r"^(?P<name>[^_/]+)_(?P<id>\d+)_assignsubmission_[a-z]+_")
+MOODLE_BLIND_NAME = "Participant"  # Moodle's name for every student under blind marking
+CANVAS_FILE = (
+    r"^(?:(?P<name>\w+?)_)??(?:LATE_)?(?:(?P<id>\d+)|(?P<anonymous>anon_[A-Za-z0-9]+))_(?:\d+_)?(?:.*_)?"
+    r"{notebook}(?:-\d+)?\.ipynb$"
+)
+NAMED_FILE = r"^(?P<student>[A-Za-z0-9.\-]+?)_(?:.*_)?{notebook}(?:-\d+)?\.ipynb$"
 SAFE_ID = re.compile(r"[^A-Za-z0-9._\-]+")
+
+
+@dataclass(frozen=True)
+class Found:
+    """A file of the download that names a known notebook, and who handed it in."""
+
+    student: str
+    notebook: str
+    lms: str = ""  # CANVAS, MOODLE, or "" when the naming says nothing of the LMS
+    lms_id: str = ""  # Canvas user id or Moodle participant id ("" for an anonymous Canvas download)
+    name: str = ""  # the student's name as the download spells it
 
 
 @dataclass
@@ -29,22 +59,73 @@ class CollectReport:
     unmatched: list[str] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)  # an earlier file of the same student and notebook
+    lms_ids: dict[tuple[str, str], str] = field(default_factory=dict)  # (student, assignment) -> "canvas 1234"
 
 
-def match(relative: PurePosixPath, notebooks: list[str], pattern: str | None) -> tuple[str, str] | None:
-    """``(student, notebook)`` for a file of the download, or None if it names no known notebook."""
+def match_moodle(relative: PurePosixPath, notebook: str) -> Found | None:
+    prefix = MOODLE_PREFIX.match(relative.parts[0])
+    if not prefix:
+        return None
+    in_folder = len(relative.parts) > 1 and relative.name == f"{notebook}.ipynb"
+    if not in_folder and relative.parts[0][prefix.end() :] != f"{notebook}.ipynb":
+        return None
+    name, lms_id = prefix.group("name"), prefix.group("id")
+    student = f"{name}_{lms_id}" if name == MOODLE_BLIND_NAME else name
+    return Found(student, notebook, MOODLE, lms_id, name)
+
+
+def match_canvas(relative: PurePosixPath, notebook: str) -> Found | None:
+    found = re.match(CANVAS_FILE.format(notebook=re.escape(notebook)), relative.name)
+    if not found:
+        return None
+    if found.group("anonymous"):
+        return Found(found.group("anonymous"), notebook, CANVAS)
+    name = found.group("name") or found.group("id")
+    return Found(name, notebook, CANVAS, found.group("id"), name)
+
+
+def match(relative: PurePosixPath, notebooks: list[str], pattern: str | None) -> Found | None:
+    """Who handed in this file of the download and for which notebook, or None if it names no known notebook."""
     for notebook in notebooks:
         if pattern:
             found = re.search(pattern, str(relative))
             if found and notebook in relative.name:
-                return found.group("student"), notebook
+                return Found(found.group("student"), notebook)
             continue
-        found = re.match(CANVAS.format(notebook=re.escape(notebook)), relative.name)
-        if found:
-            return found.group("student"), notebook
+        lms = match_moodle(relative, notebook) or match_canvas(relative, notebook)
+        if lms:
+            return lms
+        named = re.match(NAMED_FILE.format(notebook=re.escape(notebook)), relative.name)
+        if named:
+            return Found(named.group("student"), notebook)
         if relative.name == f"{notebook}.ipynb" and len(relative.parts) > 1:
-            return relative.parts[0].split("_")[0], notebook
+            return Found(relative.parts[0].split("_")[0], notebook)
     return None
+
+
+def lms_students_path(root: Path, grading_directory: str = GRADING_DIRECTORY) -> Path:
+    return GradingFolder(root, grading_directory).file(LMS_STUDENTS)
+
+
+def load_lms_students(root: Path, grading_directory: str = GRADING_DIRECTORY) -> dict[str, dict]:
+    """``{student: {"lms": "canvas"|"moodle", "name": ..., "ids": {assignment: id}}}`` from earlier collects."""
+    path = lms_students_path(root, grading_directory)
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def is_someone_else(entry: dict | None, found: Found) -> bool:
+    """Whether a student already known under this name has another LMS identity (two people, one name)."""
+    if not entry or not found.lms_id or entry["lms"] != found.lms:
+        return False
+    if found.lms == CANVAS:  # one user id across the course
+        return any(known != found.lms_id for known in entry["ids"].values())
+    return entry["ids"].get(found.notebook, found.lms_id) != found.lms_id  # a participant id per assignment
+
+
+def remember(students: dict[str, dict], student: str, found: Found) -> None:
+    entry = students.setdefault(student, {"lms": found.lms, "name": found.name, "ids": {}})
+    entry.update(lms=found.lms, name=found.name)
+    entry["ids"][found.notebook] = found.lms_id
 
 
 def collect(
@@ -52,6 +133,7 @@ def collect(
 ) -> CollectReport:
     report = CollectReport()
     notebooks = assignment_ids(root)  # one notebook per assignment, named like it
+    lms_students = load_lms_students(root, grading_directory)
     with tempfile.TemporaryDirectory(prefix="collect-") as scratch:
         if zipfile.is_zipfile(source):
             with zipfile.ZipFile(source) as archive:
@@ -66,7 +148,12 @@ def collect(
             if found is None:
                 report.unmatched.append(str(relative))
                 continue
-            student, notebook = SAFE_ID.sub("_", found[0]), found[1]
+            student, notebook = SAFE_ID.sub("_", found.student), found.notebook
+            if is_someone_else(lms_students.get(student), found):
+                student = f"{student}_{found.lms_id}"
+            if found.lms:
+                remember(lms_students, student, found)
+                report.lms_ids[student, notebook] = f"{found.lms} {found.lms_id or '(anonymous)'}"
             try:
                 nbformat.read(path, as_version=4)
             except Exception:  # noqa: BLE001 (any parse error: report it, grade will say unreadable)
@@ -79,4 +166,8 @@ def collect(
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
             report.collected.append((student, notebook, str(relative)))
+    if lms_students:
+        path = lms_students_path(root, grading_directory)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(lms_students, indent=1, sort_keys=True))
     return report

@@ -7,16 +7,43 @@ failure, the time limit it ran into, the clean re-run's verdict), and the writte
 manual scores come from the gradebook. The
 ``feedback`` column says whether the student's feedback is ``written``, ``held (flagged)``
 until the instructor releases it, ``released``, or not written yet (``none``).
+
+``--format canvas`` and ``--format moodle`` write what each LMS imports instead, one total per
+student and assignment (autograded and manual scores), with the identifiers ``collect`` read
+from the download's names (``grading/lms_students.json``):
+
+- Canvas, *Grades → Import*: columns ``Student, ID, SIS User ID, SIS Login ID, Section``, then one
+  column per assignment, and a ``Points Possible`` row. Canvas matches a student by ``ID`` (the
+  user id of the download's file names) and an assignment column by its title (or by
+  ``Title (assignment id)``).
+- Moodle, the assignment's *Upload grading worksheet* (feedback type *Offline grading worksheet*):
+  one file per assignment, ``<output>-<assignment>.csv``, with the columns ``Identifier``
+  (``Participant <id>``, the download's participant id), ``Full name``, ``Grade``, ``Maximum Grade``
+  and ``Last modified (grade)`` (the export's time: Moodle skips a row whose grade changed in Moodle
+  after it, unless told to ignore that).
+
+A missing submission leaves its cell empty (the LMS changes nothing there); a student without
+an LMS identifier (named by ``--pattern`` or a plain folder) is left out and listed.
 """
 
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 from nbgrader.api import Gradebook, MissingEntry
 
 from autograder.course.paths import GRADING_DIRECTORY, GradingFolder, sqlite_url
+from autograder.pipeline.collect import CANVAS, MOODLE, load_lms_students
 from autograder.pipeline.feedback import feedback_state, load_releases
-from autograder.pipeline.results import SubmissionResult, load_results
+from autograder.pipeline.gradebook import grade_cells
+from autograder.pipeline.results import Status, SubmissionResult, load_results
+
+FORMATS = ("csv", CANVAS, MOODLE)
+CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+CANVAS_POINTS_ROW = "Points Possible"
+MOODLE_COLUMNS = ["Identifier", "Full name", "Grade", "Maximum Grade", "Last modified (grade)"]
+MOODLE_IDENTIFIER = "Participant {}"  # as Moodle's grading worksheet writes it
 
 
 def manual_scores(db_path: Path, result: SubmissionResult) -> dict[str, float]:
@@ -77,3 +104,84 @@ def export_csv(root: Path, path: Path, grading_directory: str = GRADING_DIRECTOR
     frame = export_frame(root, grading_directory)
     frame.to_csv(path, index=False)
     return frame
+
+
+@dataclass
+class LmsExport:
+    """What an LMS export wrote, and what the instructor should know before importing it."""
+
+    files: list[Path] = field(default_factory=list)
+    students: int = 0  # rows of students written (per file, for Moodle)
+    left_out: list[str] = field(default_factory=list)  # graded students without an identifier of this LMS
+    to_check: list[str] = field(default_factory=list)  # "student/assignment: status" of totals not graded cleanly
+
+
+def submission_totals(frame: pd.DataFrame) -> dict[tuple[str, str], float]:
+    """``{(assignment, student): total}`` of every submission handed in (a missing one has no total)."""
+    handed_in = frame[frame["status"] != str(Status.MISSING)] if len(frame) else frame
+    return {(row.assignment, row.student): float(row.total) for row in handed_in.itertuples()}
+
+
+def points_possible(root: Path, assignment: str, grading_directory: str = GRADING_DIRECTORY) -> float:
+    """The most points of an assignment: every graded cell, tests and written answers."""
+    db = GradingFolder(root, grading_directory).gradebook
+    return sum(cell.max_score for cell in grade_cells(db, assignment))
+
+
+def score_text(score: float | None) -> str:
+    return "" if score is None else f"{score:g}"
+
+
+def lms_students_of(students: dict[str, dict], lms: str) -> dict[str, dict]:
+    return {student: entry for student, entry in students.items() if entry["lms"] == lms}
+
+
+def checks(frame: pd.DataFrame) -> list[str]:
+    unclean = frame[~frame["status"].isin([str(Status.GRADED), str(Status.MISSING)])] if len(frame) else frame
+    return [f"{row.student}/{row.assignment}: {row.status}" for row in unclean.itertuples()]
+
+
+def export_canvas(root: Path, path: Path, grading_directory: str = GRADING_DIRECTORY) -> LmsExport:
+    """The CSV Canvas's gradebook imports: a column per assignment handed in, a row per Canvas student."""
+    frame = export_frame(root, grading_directory)
+    totals = submission_totals(frame)
+    assignments = sorted({assignment for assignment, _ in totals})
+    canvas = {s: e for s, e in lms_students_of(load_lms_students(root, grading_directory), CANVAS).items()
+              if any(e["ids"].values())}  # fmt: skip
+    rows = [{"Student": CANVAS_POINTS_ROW} | {a: score_text(points_possible(root, a, grading_directory))
+                                              for a in assignments}]  # fmt: skip
+    for student, entry in sorted(canvas.items()):
+        user_id = next(i for i in entry["ids"].values() if i)
+        scores = {a: score_text(totals.get((a, student))) for a in assignments}
+        rows.append({"Student": entry["name"], "ID": user_id, "SIS User ID": "", "SIS Login ID": "", "Section": ""}
+                    | scores)  # fmt: skip
+    pd.DataFrame(rows, columns=CANVAS_STUDENT_COLUMNS + assignments).fillna("").to_csv(path, index=False)
+    left_out = sorted({student for _, student in totals} - set(canvas))
+    return LmsExport([path], len(canvas), left_out, checks(frame))
+
+
+def export_moodle(
+    root: Path, path: Path, grading_directory: str = GRADING_DIRECTORY, now: datetime | None = None
+) -> LmsExport:
+    """One grading worksheet per assignment handed in, ``<path stem>-<assignment>.csv``, a row per participant."""
+    frame = export_frame(root, grading_directory)
+    totals = submission_totals(frame)
+    moodle = lms_students_of(load_lms_students(root, grading_directory), MOODLE)
+    modified = (now or datetime.now(UTC)).isoformat(timespec="seconds")
+    export = LmsExport(to_check=checks(frame))
+    left_out: set[str] = set()
+    for assignment in sorted({assignment for assignment, _ in totals}):
+        most = score_text(points_possible(root, assignment, grading_directory))
+        rows = [
+            [MOODLE_IDENTIFIER.format(entry["ids"][assignment]), entry["name"],
+             score_text(totals.get((assignment, student))), most, modified]
+            for student, entry in sorted(moodle.items(), key=lambda item: int(item[1]["ids"].get(assignment) or 0))
+            if entry["ids"].get(assignment)
+        ]  # fmt: skip
+        left_out |= {s for a, s in totals if a == assignment and not moodle.get(s, {}).get("ids", {}).get(a)}
+        target = path.with_name(f"{path.stem}-{assignment}{path.suffix or '.csv'}")
+        pd.DataFrame(rows, columns=MOODLE_COLUMNS).to_csv(target, index=False)
+        export.files.append(target)
+        export.students += len(rows)
+    export.left_out = sorted(left_out)
+    return export

@@ -13,8 +13,10 @@ at "Loading, please wait..."). JupyterLab's page sets it for ``/``, as in an ins
 """
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from tests.browser.lab import JupyterLab
 
@@ -23,6 +25,31 @@ if TYPE_CHECKING:  # imported by the fixtures, which skip (or fail in CI) withou
 
 # The submission page once formgrader has fetched the grades and bound a score box to each.
 GRADES_BOUND = "() => !!window.formgrader && !!window.formgrader.grades && window.formgrader.grades.loaded === true"
+
+# Once MathJax has typeset the page (a callback queued behind its typesetting): what it drew.
+# ``formulas``: every formula MathJax found; ``drawn``: those with a rendering on the page;
+# ``errors``: MathJax's error boxes; ``raw``: rendered Markdown text still holding $...$.
+MATHS_DRAWN = r"""() => new Promise((resolve) => MathJax.Hub.Queue(() => {
+    const texts = [...document.querySelectorAll(".text_cell_render")].map((cell) => cell.innerText);
+    resolve({
+        formulas: MathJax.Hub.getAllJax().length,
+        drawn: document.querySelectorAll("[id^='MathJax-Element-'][id$='-Frame']").length,
+        errors: document.querySelectorAll(".MathJax_Error, merror").length
+            + (document.body.innerText.includes("Math Processing Error") ? 1 : 0),
+        raw: texts.flatMap((text) => text.match(/\$[^$\s][^$\n]*\$/g) || []),
+    });
+}))"""
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+
+@dataclass(frozen=True)
+class Maths:
+    """What MathJax made of the formulas of the submission's page."""
+
+    formulas: int
+    drawn: int
+    errors: int
+    raw: list[str]
 
 
 def is_grade_save(response) -> bool:
@@ -39,7 +66,14 @@ class FormgraderPage:
         self.timeout_ms = timeout * 1000
         self._frame: Frame | None = None
         self.errors: list[str] = []  # uncaught JavaScript errors, the formgrader's iframe included
+        self.outside: list[str] = []  # requests to any other machine than the server's (a CDN, ...)
         page.on("pageerror", lambda error: self.errors.append(str(error)))
+        page.on("request", self._note_outside_request)
+
+    def _note_outside_request(self, request) -> None:
+        address = urlsplit(request.url)
+        if address.scheme in ("http", "https", "ws", "wss") and address.hostname not in LOCAL_HOSTS:
+            self.outside.append(request.url)
 
     @property
     def frame(self) -> "Frame":
@@ -73,6 +107,11 @@ class FormgraderPage:
         frame.locator("#main-table a.name-shown", has_text=re.compile(rf"^\s*{re.escape(student)}\s*$")).click()
         frame.wait_for_function(GRADES_BOUND, timeout=self.timeout_ms)
         return frame.evaluate("() => submission_id")
+
+    def maths(self) -> Maths:
+        """Waits until MathJax (served by the instructor's server) has started and typeset the submission."""
+        self.frame.wait_for_function("() => !!window.MathJax && MathJax.loaded === true", timeout=self.timeout_ms)
+        return Maths(**self.frame.evaluate(MATHS_DRAWN))
 
     def reload(self) -> None:
         """Load the submission page again (what formgrader shows after a re-grade)."""

@@ -9,9 +9,13 @@ the kernel's 2 of 2 on the test cell ``sdpa_values`` with 1. ``grade --force`` t
 unchanged submission again. Both scores must still be in the gradebook, on the same submission,
 and in formgrader's page, and ``export`` must carry them: 16 autograded points - 2 + 1 + 1.5 =
 16.5 in total, where a re-grade that wiped them would give 16.0 and no ``written_sqrt_dk`` column.
+The submission's maths must be drawn by the MathJax 2 the instructor's server serves itself
+(jupyter-server-mathjax, no CDN): every formula typeset, none left as ``$...$``, no page error
+and no request beyond the server.
 Screenshots and the server's log land in ``build/browser-artifacts/formgrader/``.
 """
 
+import json
 import os
 import re
 import shutil
@@ -19,7 +23,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import nbformat
@@ -41,10 +45,8 @@ ASSIGNMENT = "01_attention"
 STUDENT = "ann"
 WRITTEN, WRITTEN_SCORE = "written_sqrt_dk", 1.5  # a written answer, graded by hand only
 OVERRIDDEN, OVERRIDE_SCORE = "sdpa_values", 1.0  # an autograded test cell worth 2, passed by the reference
+MIN_FORMULAS = 40  # notebook 01's Markdown holds 49 formulas ($...$ and $$...$$)
 GRADE = ("grade", "--jobs", "1")  # one submission: one job (a second would only warm up more processes)
-# formgrade.js loads MathJax from a CDN; offline, its init stops there (maths stays raw $...$, no keyboard
-# shortcuts) after the score boxes are bound, so grading still works. Any other page error fails the test.
-OFFLINE_MATHJAX_ERROR = "MathJax is not defined"
 
 
 @dataclass(frozen=True)
@@ -180,6 +182,11 @@ def test_manual_scores_in_formgrader_survive_a_regrade_and_reach_the_export(
     # A broken nbgrader_config.py only shows as empty tables in the page; the server's log says why.
     assert "Exception while loading config file" not in instructor_lab.log.read_text(), instructor_lab.log_tail()
     assert formgrader.open_submission(ASSIGNMENT, ASSIGNMENT, STUDENT) == submission_id
+    maths = formgrader.maths()  # MathJax 2 from jupyter-server-mathjax, served by the instructor's server
+    formgrader.screenshot("1b-maths.png", WRITTEN)
+    (artifacts / "formgrader" / "maths.json").write_text(json.dumps(asdict(maths), indent=1))
+    assert maths.formulas >= MIN_FORMULAS and maths.drawn == maths.formulas, maths
+    assert maths.errors == 0 and maths.raw == [], f"maths left as TeX or drawn with errors: {maths}"
     assert formgrader.shown_score(WRITTEN) == "" and formgrader.shown_score(OVERRIDDEN) == ""
     assert formgrader.enter_score(WRITTEN, WRITTEN_SCORE)["manual_score"] == WRITTEN_SCORE
     formgrader.screenshot("2-written-answer-graded.png", WRITTEN)
@@ -201,8 +208,8 @@ def test_manual_scores_in_formgrader_survive_a_regrade_and_reach_the_export(
     formgrader.screenshot("4-after-regrade.png", WRITTEN)
     assert float(formgrader.shown_score(WRITTEN)) == WRITTEN_SCORE
     assert float(formgrader.shown_score(OVERRIDDEN)) == OVERRIDE_SCORE
-    page_errors = [error for error in formgrader.errors if error != OFFLINE_MATHJAX_ERROR]
-    assert not page_errors, f"JavaScript errors in JupyterLab or the formgrader: {page_errors}"
+    assert not formgrader.errors, f"JavaScript errors in JupyterLab or the formgrader: {formgrader.errors}"
+    assert not formgrader.outside, f"the page reached beyond the instructor's server: {formgrader.outside}"
 
     csv = tmp_path / "grades.csv"
     autograder(course, tmp_path / "export.log", "export", "--output", str(csv))

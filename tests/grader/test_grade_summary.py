@@ -1,0 +1,28 @@
+"""``grade``'s printed summary: no wall of ``missing`` rows for notebooks nobody has handed in yet."""
+
+from autograder.cli import grade_summary
+from autograder.pipeline.results import Status, SubmissionResult
+
+
+def test_missing_rows_only_for_assignments_someone_handed_in() -> None:
+    students = [f"student{i:02d}" for i in range(7)]
+    results = [SubmissionResult("01_attention", s, Status.GRADED, seconds=9.0) for s in students[:5]]
+    results.append(SubmissionResult("01_attention", students[5], Status.TIMED_OUT, "ran past 900 s"))
+    results.append(SubmissionResult("01_attention", students[6], Status.MISSING, "nothing submitted"))
+    later = [f"{n:02d}_later" for n in range(2, 17)]  # 15 notebooks nobody has handed in yet
+    results += [SubmissionResult(a, s, Status.MISSING, "nothing submitted") for a in later for s in students]
+
+    lines = grade_summary(results, handed_in={"01_attention"})
+
+    rows = [line for line in lines if line.startswith("01_attention")]
+    assert len(rows) == 7, lines  # every student of the handed-in notebook, the missing one included
+    assert any(students[6] in row and "missing" in row for row in rows)
+    assert not any("_later" in line for line in lines), lines
+    assert "105 missing submissions not listed, of 15 assignments nobody handed in" in lines
+    assert lines[-1] == "6 graded in this run; 2 need a look (see export / report)"
+    assert len(lines) == 9
+
+
+def test_nothing_missing_adds_no_count_line() -> None:
+    lines = grade_summary([SubmissionResult("01_attention", "ann", Status.GRADED)], handed_in={"01_attention"})
+    assert len(lines) == 2 and "not listed" not in "\n".join(lines)

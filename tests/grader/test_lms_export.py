@@ -1,0 +1,165 @@
+"""Grades back into the LMS: a Canvas-style zip and a Moodle-style folder collected, scored, exported.
+
+No kernel runs: the scores are written as ``grade`` writes them (a result per submission and
+the merged gradebook, nbgrader's own definition of notebook 01), with one written answer graded
+by hand. Each LMS file must have exactly the columns the LMS documents for its import, one row
+per student with the identifier the download's names gave, and each student's total.
+"""
+
+import csv
+import shutil
+import zipfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+from autograder.cli import main
+from autograder.course.notebooks import nbgrader_meta
+from autograder.course.settings import source_notebook
+from autograder.pipeline import gradebook
+from autograder.pipeline.collect import collect, load_lms_students
+from autograder.pipeline.export import CANVAS_STUDENT_COLUMNS, MOODLE_COLUMNS, export_canvas, export_moodle
+from autograder.pipeline.results import Status, SubmissionResult, save_result
+from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
+from tests.grader.hostile_class import ASSIGNMENT, make_course, points_per_test, solution
+
+WRITTEN, WRITTEN_SCORE = "written_sqrt_dk", 1.5
+LOST = "sdpa_values"  # the test one student fails
+NOW = datetime(2026, 3, 2, 14, 5, tzinfo=UTC)
+
+
+def most_points() -> float:
+    """Every graded cell of notebook 01: its tests and its written answers."""
+    source = nbformat.read(source_notebook(ASSIGNMENT), as_version=4)
+    return sum(nbgrader_meta(cell)["points"] for cell in source.cells if nbgrader_meta(cell).get("grade"))
+
+
+def autograded(student: str, lost: tuple[str, ...] = ()) -> SubmissionResult:
+    tests = [CellResult(ASSIGNMENT, name, points, score=0.0 if name in lost else points)
+             for name, points in points_per_test().items()]  # fmt: skip
+    return SubmissionResult(ASSIGNMENT, student, Status.GRADED, tests=tests)
+
+
+@pytest.fixture(scope="module")
+def defined(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A gradebook holding nbgrader's definition of notebook 01 (made once: it runs generate_assignment)."""
+    root = tmp_path_factory.mktemp("definition")
+    make_course(root)
+    db = root / "gradebook.db"
+    gradebook.define_assignment(root, ASSIGNMENT, db)
+    return db
+
+
+def course(root: Path, defined: Path) -> Path:
+    make_course(root)
+    (root / "grading").mkdir()
+    shutil.copyfile(defined, root / "grading" / "gradebook.db")
+    return root
+
+
+def record(root: Path, results: list[SubmissionResult], written: dict[str, float]) -> None:
+    """What ``grade`` leaves behind for these results, then the instructor's manual scores."""
+    db = root / "grading" / "gradebook.db"
+    for result in results:
+        gradebook.merge(db, result)
+        save_result(root, result)
+    with Gradebook(gradebook.sqlite_url(db)) as gb:
+        for student, score in written.items():
+            gb.find_grade(WRITTEN, ASSIGNMENT, ASSIGNMENT, student).manual_score = score
+        gb.db.commit()
+
+
+def read_csv(path: Path) -> list[list[str]]:
+    with path.open(newline="") as handle:
+        return list(csv.reader(handle))
+
+
+def test_canvas_round_trip(tmp_path: Path, defined: Path) -> None:
+    root = course(tmp_path / "course", defined)
+    good = nbformat.writes(solution())
+    download = tmp_path / "submissions.zip"
+    with zipfile.ZipFile(download, "w") as archive:  # Canvas: <sortable name>[_LATE]_<user id>_<file id>_<name>
+        archive.writestr(f"smithjane_1234_5678_{ASSIGNMENT}.ipynb", good)
+        archive.writestr(f"doejohn_LATE_99_5679_{ASSIGNMENT}-1.ipynb", good)
+        archive.writestr(f"brokenbob_7_5680_{ASSIGNMENT}.ipynb", "{ not json")
+        archive.writestr(f"ann_hw_{ASSIGNMENT}.ipynb", good)  # renamed by hand: no Canvas user id
+    found = collect(download, root)
+    assert {student for student, _, _ in found.collected} == {"smithjane", "doejohn", "brokenbob", "ann"}
+    assert {s: e["ids"] for s, e in load_lms_students(root).items()} == {
+        "smithjane": {ASSIGNMENT: "1234"}, "doejohn": {ASSIGNMENT: "99"}, "brokenbob": {ASSIGNMENT: "7"}}  # fmt: skip
+    record(root, [autograded("smithjane"), autograded("doejohn", lost=(LOST,)), autograded("ann"),
+                  SubmissionResult(ASSIGNMENT, "brokenbob", Status.UNREADABLE, "not a notebook")],
+           written={"smithjane": WRITTEN_SCORE})  # fmt: skip
+
+    written = export_canvas(root, tmp_path / "canvas.csv")
+
+    rows = read_csv(tmp_path / "canvas.csv")
+    assert rows[0] == CANVAS_STUDENT_COLUMNS + [ASSIGNMENT]
+    assert rows[1] == ["Points Possible", "", "", "", "", f"{most_points():g}"]
+    full = sum(points_per_test().values())
+    by_id = {row[1]: row for row in rows[2:]}
+    assert len(rows) == 5 and set(by_id) == {"1234", "99", "7"}  # one row per student Canvas knows
+    assert by_id["1234"] == ["smithjane", "1234", "", "", "", f"{full + WRITTEN_SCORE:g}"]
+    assert by_id["99"][-1] == f"{full - points_per_test()[LOST]:g}"
+    assert by_id["7"][-1] == "0"  # unreadable: a real zero, and the export lists it to look at first
+    assert written.left_out == ["ann"] and written.to_check == [f"brokenbob/{ASSIGNMENT}: unreadable"]
+
+
+def test_moodle_round_trip(tmp_path: Path, defined: Path) -> None:
+    root = course(tmp_path / "course", defined)
+    download = tmp_path / "download"  # Moodle: <Full Name>_<participant id>_assignsubmission_file_/<file>
+    for folder in ("Ann Lee_42_assignsubmission_file_", "Bob Ray_43_assignsubmission_file_", "plain"):
+        (download / folder).mkdir(parents=True)
+        nbformat.write(solution(), download / folder / f"{ASSIGNMENT}.ipynb")
+    nbformat.write(solution(), download / f"Cy Dee_45_assignsubmission_file_{ASSIGNMENT}.ipynb")  # flat layout
+    collect(download, root)
+    assert {s: (e["name"], e["ids"]) for s, e in load_lms_students(root).items()} == {
+        "Ann_Lee": ("Ann Lee", {ASSIGNMENT: "42"}), "Bob_Ray": ("Bob Ray", {ASSIGNMENT: "43"}),
+        "Cy_Dee": ("Cy Dee", {ASSIGNMENT: "45"})}  # fmt: skip
+    record(root, [autograded("Ann_Lee"), autograded("Bob_Ray", lost=(LOST,)), autograded("Cy_Dee"),
+                  autograded("plain")], written={"Ann_Lee": WRITTEN_SCORE, "Cy_Dee": 0.0})  # fmt: skip
+
+    written = export_moodle(root, tmp_path / "grades.csv", now=NOW)
+
+    assert written.files == [tmp_path / f"grades-{ASSIGNMENT}.csv"] and written.left_out == ["plain"]
+    rows = read_csv(written.files[0])
+    full, most, when = sum(points_per_test().values()), f"{most_points():g}", "2026-03-02T14:05:00+00:00"
+    assert rows == [
+        MOODLE_COLUMNS,
+        ["Participant 42", "Ann Lee", f"{full + WRITTEN_SCORE:g}", most, when],
+        ["Participant 43", "Bob Ray", f"{full - points_per_test()[LOST]:g}", most, when],
+        ["Participant 45", "Cy Dee", f"{full:g}", most, when],
+    ]
+
+
+def test_moodle_blind_marking_and_two_students_of_one_name(tmp_path: Path) -> None:
+    root = tmp_path / "course"
+    make_course(root)
+    download = tmp_path / "download"
+    for folder in ("Participant_44_assignsubmission_file_", "Participant_46_assignsubmission_file_",
+                   "Ann Lee_42_assignsubmission_file_", "Ann Lee_57_assignsubmission_file_"):  # fmt: skip
+        (download / folder).mkdir(parents=True)
+        nbformat.write(solution(), download / folder / f"{ASSIGNMENT}.ipynb")
+    found = collect(download, root)
+    students = {student for student, _, _ in found.collected}
+    assert len(students) == 4 and {"Participant_44", "Participant_46"} < students
+    assert {e["ids"][ASSIGNMENT] for s, e in load_lms_students(root).items() if e["name"] == "Ann Lee"} == {"42", "57"}
+    assert found.replaced == []  # neither Ann Lee's notebook replaced the other's
+
+
+def test_export_format_flag(tmp_path: Path, defined: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = course(tmp_path / "course", defined)
+    download = tmp_path / "download.zip"
+    with zipfile.ZipFile(download, "w") as archive:
+        archive.writestr(f"smithjane_1234_5678_{ASSIGNMENT}.ipynb", nbformat.writes(solution()))
+    assert main(["--root", str(root), "collect", str(download)]) == 0
+    assert "(canvas 1234)" in capsys.readouterr().out
+    record(root, [autograded("smithjane")], written={})
+    assert main(["--root", str(root), "export", "--format", "canvas", "--output", str(tmp_path / "c.csv")]) == 0
+    assert "1 student rows" in capsys.readouterr().out
+    assert read_csv(tmp_path / "c.csv")[2][:2] == ["smithjane", "1234"]
+    assert main(["--root", str(root), "export", "--output", str(tmp_path / "plain.csv")]) == 0  # the default
+    assert read_csv(tmp_path / "plain.csv")[0][:3] == ["assignment", "student", "status"]
