@@ -32,6 +32,7 @@ from autograder.course.notebooks import fill_answers, grade_id, is_answer_cell, 
 from autograder.course.paths import GradingFolder
 from autograder.course.settings import REPO_ROOT, assignment_ids, release_notebook, source_notebook
 from autograder.launch.limits import Limits
+from autograder.pipeline import profile
 from autograder.pipeline.grade import grade
 
 CLASS_SIZE = 300
@@ -67,28 +68,32 @@ def plain_nbgrader(root: Path, assignment: str) -> None:
         subprocess.run([str(nbgrader), *command], cwd=root, check=True, capture_output=True)
 
 
-def ours(root: Path, assignment: str, jobs: int, clean_rerun: bool = True, dask_workers: int = 0) -> None:
+def ours(root: Path, assignment: str, jobs: int, clean_rerun: bool = True, dask_workers: int = 0) -> list[str]:
+    """Grade the course at ``root``; the phase table of its jobs (see :mod:`autograder.pipeline.profile`)."""
     if not dask_workers:
-        grade(root=root, assignments=[assignment], jobs=jobs, limits=Limits(), clean_rerun=clean_rerun, progress=False)
-        return
-    import distributed  # noqa: PLC0415 (only this row needs it)
+        results = grade(root=root, assignments=[assignment], jobs=jobs, limits=Limits(), clean_rerun=clean_rerun,
+                        progress=False)  # fmt: skip
+    else:
+        import distributed  # noqa: PLC0415 (only this row needs it)
 
-    with distributed.LocalCluster(n_workers=dask_workers, threads_per_worker=1, dashboard_address=None) as cluster:
-        with distributed.Client(cluster) as client:
-            grade(root=root, assignments=[assignment], jobs=dask_workers, limits=Limits(),
-                  executor=client.get_executor(), progress=False)  # fmt: skip
+        with distributed.LocalCluster(n_workers=dask_workers, threads_per_worker=1, dashboard_address=None) as cluster:
+            with distributed.Client(cluster) as client:
+                results = grade(root=root, assignments=[assignment], jobs=dask_workers, limits=Limits(),
+                                executor=client.get_executor(), progress=False)  # fmt: skip
+    reference = profile.reference_cell_seconds(root, GradingFolder(root), [assignment])
+    return profile.phase_table(results, reference)
 
 
-def timed(run: Callable[[Path], None], assignment: str, count: int) -> float:
-    """Seconds ``run`` takes to grade a fresh course of ``count`` submissions of ``assignment``."""
+def timed(run: Callable[[Path], list[str] | None], assignment: str, count: int) -> tuple[float, list[str] | None]:
+    """Seconds ``run`` takes to grade a fresh course of ``count`` submissions of ``assignment``; what it returned."""
     with tempfile.TemporaryDirectory(prefix="benchmark-") as scratch:
         make_course(Path(scratch), assignment, count)
         start = time.monotonic()
-        run(Path(scratch))
-        return time.monotonic() - start
+        returned = run(Path(scratch))
+        return time.monotonic() - start, returned
 
 
-def graders(assignment: str, jobs: int, dask_workers: int) -> dict[str, Callable[[Path], None]]:
+def graders(assignment: str, jobs: int, dask_workers: int) -> dict[str, Callable[[Path], list[str] | None]]:
     return {
         PLAIN: lambda root: plain_nbgrader(root, assignment),
         f"grade --jobs {jobs}": lambda root: ours(root, assignment, jobs),
@@ -111,15 +116,21 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     args = parser.parse_args(argv)
     use_this_environments_tools()  # nbgrader runs alembic by name
     per_submission: dict[str, dict[str, float]] = {}
+    phase_rows: list[str] = []
     print(f"{'assignment':24s} {'grader':40s} {'seconds':>8s} {'s/submission':>13s} {'speed-up':>9s}")
     for assignment in args.assignment or assignment_ids():
         per_submission[assignment] = {}
         for name, run in graders(assignment, args.jobs, args.dask_workers).items():
-            seconds = timed(run, assignment, args.submissions)
+            seconds, table = timed(run, assignment, args.submissions)
+            if table and name == f"grade --jobs {args.jobs}":
+                phase_rows += table[len(phase_rows) > 0 :]  # the header once
             per_submission[assignment][name] = seconds / args.submissions
             speed_up = per_submission[assignment][PLAIN] / per_submission[assignment][name]
             print(f"{assignment:24s} {name:40s} {seconds:8.1f} {seconds / args.submissions:13.2f} {speed_up:8.2f}x",
                   flush=True)  # fmt: skip
+    print(f"\nMean seconds per job and phase, grade --jobs {args.jobs} (reference: the notebook's own cell time):")
+    for row in phase_rows:
+        print(row)
     print(f"\nA class of {CLASS_SIZE} handing in every notebook above ({len(per_submission)}):")
     for name in graders("", args.jobs, args.dask_workers):
         total = CLASS_SIZE * sum(rows[name] for rows in per_submission.values())

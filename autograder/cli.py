@@ -20,7 +20,7 @@ from autograder.course.paths import GRADING_DIRECTORY, GradingFolder
 from autograder.course.settings import REPO_ROOT, assignment_ids, release_notebook
 from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
-from autograder.pipeline import collect, export, feedback, grade, report, sanitize
+from autograder.pipeline import collect, export, feedback, grade, profile, report, sanitize
 from autograder.pipeline.results import Status, SubmissionResult
 
 
@@ -81,6 +81,12 @@ def run_grade(args: argparse.Namespace) -> int:
     handed_in = {path.name for path in submitted.glob("*/*") if path.is_dir()}
     for line in grade_summary(results, handed_in):
         print(line)
+    if args.profile:
+        grading = GradingFolder(args.root, args.grading_directory)
+        reference = profile.reference_cell_seconds(args.root, grading, {r.assignment for r in results})
+        print("\nmean seconds per job and phase (reference: the reference answers' own cell time):")
+        for line in profile.phase_table(results, reference):
+            print(line)
     return 0
 
 
@@ -189,6 +195,7 @@ def parser() -> argparse.ArgumentParser:
         help="no tamper re-run of tests the kernel passed (faster, less safe); a dead kernel is still rescued",
     )
     step.add_argument("--scheduler", help="dask.distributed scheduler address, instead of local processes")
+    step.add_argument("--profile", action="store_true", help="print the mean seconds of each phase of a job")
     step.set_defaults(run=run_grade)
 
     step = commands.add_parser("feedback", help="HTML feedback per student (flagged submissions held)")

@@ -16,10 +16,11 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_complet
 from pathlib import Path
 
 import nbformat
+from nbgrader.api import Gradebook
 from tqdm import tqdm
 
 from autograder.course.notebooks import fill_answers, reference_answers
-from autograder.course.paths import GRADING_DIRECTORY, GradingFolder
+from autograder.course.paths import GRADING_DIRECTORY, GradingFolder, sqlite_url
 from autograder.course.settings import assignment_ids, release_notebook, source_notebook
 from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
@@ -32,19 +33,19 @@ from autograder.pipeline.grade_submission import (
     read_notebooks,
     run_in_kernel,
 )
-from autograder.pipeline.results import Status, SubmissionResult, folder_digest, load_result, save_result
+from autograder.pipeline.results import Status, SubmissionResult, folder_digest, load_result, save_result, timed
 
 REFERENCE_STUDENT = "reference-answers"
 
 
 def time_reference(job: GradeJob) -> dict[str, dict[str, float]]:
     """``{notebook: {cell key: seconds}}`` of the reference answers in ``job.submission``, run as a submission is."""
-    cells = gradebook.grade_cells(job.template_db, job.assignment)
+    cells = job.cells or gradebook.grade_cells(job.template_db, job.assignment)
     scratch = SubmissionResult(job.assignment, job.student, Status.GRADED)
     notebooks, _ = read_notebooks(job, expected_notebooks(cells), scratch)
     folder = source_notebook(job.assignment, job.root).parent
     sources = {name: nbformat.read(folder / f"{name}.ipynb", as_version=4) for name in notebooks}
-    kernel = run_in_kernel(job, notebooks, sources)
+    kernel = run_in_kernel(job, notebooks, sources, {})
     return {name: cell_seconds(notebook) for name, notebook in kernel.autograded.items()} if kernel.finished else {}
 
 
@@ -129,15 +130,15 @@ def grade(
     own_executor = executor is None
     executor = executor or ProcessPoolExecutor(max_workers=max(1, jobs))
     try:
-        with tempfile.TemporaryDirectory(prefix="templates-") as templates:
+        with tempfile.TemporaryDirectory(prefix="reference-") as references_folder:
             grading_jobs: list[GradeJob] = []
             references: dict[str, GradeJob] = {}
             for assignment in assignments or assignment_ids(root):
-                template_db = Path(templates) / f"{assignment}.db"
-                gradebook.define_assignment(root, assignment, template_db)
-                gradebook.define_assignment(root, assignment, real_db)
-                job = GradeJob(root, assignment, REFERENCE_STUDENT, Path(templates) / "reference" / assignment,
-                               template_db, limits, grading_directory, clean_rerun, sandbox)  # fmt: skip
+                template_db = gradebook.template_gradebook(root, grading, assignment)
+                gradebook.ensure_defined(root, grading, assignment)
+                cells = tuple(gradebook.grade_cells(template_db, assignment))
+                job = GradeJob(root, assignment, REFERENCE_STUDENT, Path(references_folder) / assignment,
+                               template_db, limits, grading_directory, clean_rerun, sandbox, cells=cells)  # fmt: skip
                 for student in everyone:
                     folder = grading.submitted(student, assignment)
                     previous = load_result(root, assignment, student, grading_directory)
@@ -154,17 +155,20 @@ def grade(
             cell_limits = reference_limits(references, grading, executor)
             grading_jobs = [dataclasses.replace(j, cell_limits=cell_limits.get(j.assignment)) for j in grading_jobs]
             futures: dict[Future, GradeJob] = {executor.submit(grade_submission, job): job for job in grading_jobs}
-            for future in tqdm(as_completed(futures), total=len(futures), desc="grading", disable=not progress):
-                job = futures[future]
-                try:
-                    result = future.result()
-                except Exception as error:  # noqa: BLE001 (a grader failure must not stop the others)
-                    result = SubmissionResult(job.assignment, job.student, Status.CRASHED,
-                                              f"grader error: {type(error).__name__}: {error}",
-                                              digest=folder_digest(job.submission))  # fmt: skip
-                gradebook.merge(real_db, result)
-                save_result(root, result, grading_directory)
-                results.append(result)
+            # One session on the real gradebook for the whole run: each merge commits on its own.
+            with Gradebook(sqlite_url(real_db)) as real:
+                for future in tqdm(as_completed(futures), total=len(futures), desc="grading", disable=not progress):
+                    job = futures[future]
+                    try:
+                        result = future.result()
+                    except Exception as error:  # noqa: BLE001 (a grader failure must not stop the others)
+                        result = SubmissionResult(job.assignment, job.student, Status.CRASHED,
+                                                  f"grader error: {type(error).__name__}: {error}",
+                                                  digest=folder_digest(job.submission))  # fmt: skip
+                    with timed(result.phases, "merge"):
+                        gradebook.merge(real, result)
+                    save_result(root, result, grading_directory)
+                    results.append(result)
     finally:
         if own_executor:
             executor.shutdown()

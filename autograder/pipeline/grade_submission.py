@@ -38,8 +38,8 @@ from autograder.isolated.protocol import AutogradeRequest
 from autograder.launch.limits import Limits, Outcome
 from autograder.launch.zygote import SandboxSpec, shared_zygote
 from autograder.pipeline import clean_rerun, gradebook, static_scan
-from autograder.pipeline.cell_limits import CellLimits
-from autograder.pipeline.results import Status, SubmissionResult, TestResult, folder_digest
+from autograder.pipeline.cell_limits import CellLimits, cell_seconds
+from autograder.pipeline.results import Status, SubmissionResult, TestResult, folder_digest, timed
 from autograder.pipeline.sanitize import sanitize_notebook
 
 STOPPED = {"KeyboardInterrupt", "CellTimeoutError", "TimeoutError", "MemoryError", "DeadKernelError"}
@@ -64,6 +64,7 @@ class GradeJob:
     clean_rerun: bool = True
     sandbox: bool = True  # run student code under bwrap (see autograder.launch.sandbox)
     cell_limits: CellLimits | None = None  # None: every cell gets the cell timeout
+    cells: tuple[gradebook.GradeCellInfo, ...] = ()  # the assignment's grade cells, read once by grade()
 
 
 @dataclass
@@ -158,39 +159,49 @@ def merged_cell_limits(job: GradeJob, names: Iterable[str]) -> dict[str, float]:
     return limits
 
 
-def run_in_kernel(job: GradeJob, notebooks: dict[str, NotebookNode], sources: dict[str, NotebookNode]) -> KernelRun:
-    """nbgrader's autograde of the notebooks, in a limited child of the nbgrader zygote."""
+def run_in_kernel(job: GradeJob, notebooks: dict[str, NotebookNode], sources: dict[str, NotebookNode],
+                  phases: dict[str, float]) -> KernelRun:  # fmt: skip
+    """nbgrader's autograde of the notebooks, in a limited child of the nbgrader zygote; steps timed in ``phases``."""
     readable = tuple(readable_data(job.root))
     # Neither the kernels nor nbgrader have a network: they talk through Unix sockets in the kernels' scratch.
     kernel_sandbox = SandboxSpec(readable) if job.sandbox else None
     kernels = shared_zygote(KERNEL_PRELOAD + preloads(*sources.values()), kernel_sandbox, listen=True)
-    kernels.ensure_started()
+    with timed(phases, "zygote start"):
+        kernels.ensure_started()
     # nbgrader writes only where the kernels write, and in its own scratch: a file the student's
     # code turns into a link to the gradebook cannot make it write there.
     nbgrader_sandbox = SandboxSpec(readable, writable=(kernels.scratch,)) if job.sandbox else None
     nbgrader = shared_zygote(NBGRADER_PRELOAD, nbgrader_sandbox)
+    with timed(phases, "zygote start"):
+        nbgrader.ensure_started()
     # The kernels see only `visible`: never the notebook nbgrader runs, into which it puts the hidden tests back.
     visible, private = kernels.job_folder(), nbgrader.job_folder()  # the kernel's folder; the course copy, gradebook
     try:
-        course, db = private / "course", private / "gradebook.db"
-        shutil.copy(job.template_db, db)
-        submitted = GradingFolder(course).submitted(job.student, job.assignment)
-        shutil.copytree(job.submission, submitted, symlinks=True)  # a link to the course stays a dead link
-        for name, notebook in notebooks.items():
-            nbformat.write(notebook, submitted / f"{name}.ipynb")
-        shutil.copytree(job.submission, visible / "work", symlinks=True, ignore=shutil.ignore_patterns("*.ipynb"))
+        with timed(phases, "course copy"):
+            course, db = private / "course", private / "gradebook.db"
+            shutil.copy(job.template_db, db)
+            submitted = GradingFolder(course).submitted(job.student, job.assignment)
+            shutil.copytree(job.submission, submitted, symlinks=True)  # a link to the course stays a dead link
+            for name, notebook in notebooks.items():
+                nbformat.write(notebook, submitted / f"{name}.ipynb")
+            shutil.copytree(job.submission, visible / "work", symlinks=True, ignore=shutil.ignore_patterns("*.ipynb"))
         request = AutogradeRequest(
             course=str(course), gradebook=str(db), assignment=job.assignment, student=job.student,
             cell_timeout=job.limits.cell_timeout, cell_limits=merged_cell_limits(job, notebooks),
             kernel_socket=str(kernels.socket_path), kernel_token=kernels.token, kernel_folder=str(visible),
         )  # fmt: skip
         outcome = nbgrader.run(request, job.limits, private / "nbgrader")
-        # nbgrader saves a submission with empty grades before it fails
-        scores = gradebook.kernel_scores(db, job.assignment, job.student) if outcome.returncode == 0 else None
-        autograded = read_autograded(GradingFolder(course).autograded(job.student, job.assignment), notebooks)
+        with timed(phases, "read back"):
+            # nbgrader saves a submission with empty grades before it fails
+            scores = gradebook.kernel_scores(db, job.assignment, job.student) if outcome.returncode == 0 else None
+            autograded = read_autograded(GradingFolder(course).autograded(job.student, job.assignment), notebooks)
     finally:
-        shutil.rmtree(visible, ignore_errors=True)
-        shutil.rmtree(private, ignore_errors=True)
+        with timed(phases, "course copy"):
+            shutil.rmtree(visible, ignore_errors=True)
+            shutil.rmtree(private, ignore_errors=True)
+    cells = sum(sum(cell_seconds(notebook).values()) for notebook in autograded.values())
+    phases["kernel: cells"] = phases.get("kernel: cells", 0.0) + cells
+    phases["kernel: nbgrader"] = phases.get("kernel: nbgrader", 0.0) + max(0.0, outcome.seconds - cells)
     problems = [note for name, notebook in autograded.items() for note in interrupted_cells(name, notebook)]
     return KernelRun(outcome, scores, autograded, problems)
 
@@ -253,7 +264,7 @@ def keep_autograded(autograded: dict[str, NotebookNode], job: GradeJob) -> None:
 
 
 def rerun_cleanly(job: GradeJob, notebooks: dict[str, NotebookNode], sources: dict[str, NotebookNode],
-                  kernel: KernelRun) -> dict[str, dict[str, dict]]:  # fmt: skip
+                  kernel: KernelRun, phases: dict[str, float]) -> dict[str, dict[str, dict]]:  # fmt: skip
     """``{notebook: {grade_id: verdict}}`` of the clean re-run, when it has something to decide.
 
     It runs when the kernel run did not finish (then it is the only score there is), and,
@@ -266,8 +277,11 @@ def rerun_cleanly(job: GradeJob, notebooks: dict[str, NotebookNode], sources: di
     verdicts = {}
     for name, notebook in notebooks.items():
         zygote = shared_zygote(preloads(sources[name]), isolated)
+        with timed(phases, "zygote start"):
+            zygote.ensure_started()
         cell_limits = job.cell_limits.of(name) if job.cell_limits else None
-        verdicts[name] = clean_rerun.clean_rerun(notebook, sources[name], job.limits, zygote, cell_limits)
+        with timed(phases, "clean re-run"):
+            verdicts[name] = clean_rerun.clean_rerun(notebook, sources[name], job.limits, zygote, cell_limits)
     return verdicts
 
 
@@ -333,19 +347,23 @@ def grade_submission(job: GradeJob) -> SubmissionResult:
     """Grade one submission; never raises for anything the submission does."""
     start = time.monotonic()
     result = SubmissionResult(job.assignment, job.student, Status.GRADED, digest=folder_digest(job.submission))
-    cells = gradebook.grade_cells(job.template_db, job.assignment)
+    with timed(result.phases, "read and scan"):
+        cells = job.cells or gradebook.grade_cells(job.template_db, job.assignment)
     result.tests = [TestResult(c.notebook, c.grade_id, c.max_score) for c in cells if c.autograded]
-    notebooks, problems = read_notebooks(job, expected_notebooks(cells), result)
+    with timed(result.phases, "read and scan"):
+        notebooks, problems = read_notebooks(job, expected_notebooks(cells), result)
     if not notebooks:
         result.status = Status.UNREADABLE if any("unreadable" in p for p in problems) else Status.MISSING
         result.reason = "; ".join(problems)
     else:
-        folder = source_notebook(job.assignment, job.root).parent
-        sources = {name: nbformat.read(folder / f"{name}.ipynb", as_version=4) for name in notebooks}
-        repair_and_scan(job, notebooks, sources, result)
-        kernel = run_in_kernel(job, notebooks, sources)
-        keep_autograded(kernel.autograded, job)
-        clean = rerun_cleanly(job, notebooks, sources, kernel)
+        with timed(result.phases, "read and scan"):
+            folder = source_notebook(job.assignment, job.root).parent
+            sources = {name: nbformat.read(folder / f"{name}.ipynb", as_version=4) for name in notebooks}
+            repair_and_scan(job, notebooks, sources, result)
+        kernel = run_in_kernel(job, notebooks, sources, result.phases)
+        with timed(result.phases, "keep autograded"):
+            keep_autograded(kernel.autograded, job)
+        clean = rerun_cleanly(job, notebooks, sources, kernel, result.phases)
         award(job, result, kernel, clean)
         settle_status(job, result, kernel, problems + kernel.problems)
     result.seconds = time.monotonic() - start

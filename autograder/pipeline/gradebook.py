@@ -1,5 +1,6 @@
 """Everything the grader reads from or writes to nbgrader gradebooks, through nbgrader's Gradebook API."""
 
+import json
 import shutil
 import tempfile
 import warnings
@@ -10,9 +11,12 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.apps import NbGraderAPI
 from sqlalchemy.exc import SAWarning
 
-from autograder.course.paths import sqlite_url
+from autograder.course.paths import GradingFolder, sqlite_url
 from autograder.course.settings import SOURCE_DIRECTORY, course_config
+from autograder.pipeline.cell_limits import sources_digest
 from autograder.pipeline.results import Status, SubmissionResult
+
+DEFINED_FILE = "defined_assignments.json"  # which version of each assignment the real gradebook holds
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,51 @@ def define_assignment(root: Path, assignment: str, db_path: Path) -> None:
             raise RuntimeError(f"nbgrader could not define {assignment}:\n{result['log']}\n{result.get('error', '')}")
 
 
+def template_gradebook(root: Path, grading: GradingFolder, assignment: str) -> Path:
+    """A gradebook holding only ``assignment``'s definition, kept in the grading folder until its notebooks change.
+
+    Defining an assignment runs nbgrader's generate_assignment (seconds); every ``grade`` command
+    and every job reuses the kept copy instead.
+    """
+    digest = sources_digest(Path(root) / SOURCE_DIRECTORY / assignment)
+    path = grading.file(f"templates/{assignment}-{digest[:16]}.db")
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for stale in path.parent.glob(f"{assignment}-*.db"):
+            stale.unlink()
+        partial = path.with_suffix(".partial")
+        partial.unlink(missing_ok=True)
+        define_assignment(root, assignment, partial)
+        partial.replace(path)
+    return path
+
+
+def ensure_defined(root: Path, grading: GradingFolder, assignment: str) -> None:
+    """Define ``assignment`` in the real gradebook, unless it already holds this version of its notebooks."""
+    record = grading.file(DEFINED_FILE)
+    try:
+        defined = json.loads(record.read_text())
+    except (OSError, ValueError):
+        defined = {}
+    digest = sources_digest(Path(root) / SOURCE_DIRECTORY / assignment)
+    if defined.get(assignment) == digest and has_assignment(grading.gradebook, assignment):
+        return
+    define_assignment(root, assignment, grading.gradebook)
+    defined[assignment] = digest
+    record.write_text(json.dumps(defined, indent=1))
+
+
+def has_assignment(db_path: Path, assignment: str) -> bool:
+    if not Path(db_path).exists():
+        return False
+    with Gradebook(sqlite_url(db_path)) as gb:
+        try:
+            gb.find_assignment(assignment)
+        except MissingEntry:
+            return False
+    return True
+
+
 def grade_cells(db_path: Path, assignment: str) -> list[GradeCellInfo]:
     with Gradebook(sqlite_url(db_path)) as gb:
         return [
@@ -62,29 +111,28 @@ def kernel_scores(db_path: Path, assignment: str, student: str) -> dict[tuple[st
         return None
 
 
-def merge(db_path: Path, result: SubmissionResult) -> None:
-    """Write a result's scores into the real gradebook; manual scores already given are kept."""
+def merge(gb: Gradebook, result: SubmissionResult) -> None:
+    """Write a result's scores into the open real gradebook ``gb``; manual scores already given are kept."""
     if result.status == Status.MISSING:
         return
-    with Gradebook(sqlite_url(db_path)) as gb:
-        gb.update_or_create_student(result.student)
-        try:
-            submission = gb.find_submission(result.assignment, result.student)
-        except MissingEntry:
-            with warnings.catch_warnings():  # nbgrader's add_submission trips SQLAlchemy's autoflush notes
-                warnings.simplefilter("ignore", SAWarning)
-                submission = gb.add_submission(result.assignment, result.student)
-        for test in result.tests:
-            grade = gb.find_grade(test.grade_id, test.notebook, result.assignment, result.student)
-            grade.auto_score = test.score
-            grade.needs_manual_grade = False
-        autograded = {(test.notebook, test.grade_id) for test in result.tests}
-        for notebook in submission.notebooks:
-            notebook.flagged = result.status != Status.GRADED
-            for grade in notebook.grades:
-                if (notebook.name, grade.name) not in autograded and grade.manual_score is None:
-                    grade.needs_manual_grade = True
-        gb.db.commit()
+    gb.update_or_create_student(result.student)
+    try:
+        submission = gb.find_submission(result.assignment, result.student)
+    except MissingEntry:
+        with warnings.catch_warnings():  # nbgrader's add_submission trips SQLAlchemy's autoflush notes
+            warnings.simplefilter("ignore", SAWarning)
+            submission = gb.add_submission(result.assignment, result.student)
+    for test in result.tests:
+        grade = gb.find_grade(test.grade_id, test.notebook, result.assignment, result.student)
+        grade.auto_score = test.score
+        grade.needs_manual_grade = False
+    autograded = {(test.notebook, test.grade_id) for test in result.tests}
+    for notebook in submission.notebooks:
+        notebook.flagged = result.status != Status.GRADED
+        for grade in notebook.grades:
+            if (notebook.name, grade.name) not in autograded and grade.manual_score is None:
+                grade.needs_manual_grade = True
+    gb.db.commit()
 
 
 def students(db_path: Path) -> list[str]:

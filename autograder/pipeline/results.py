@@ -8,6 +8,9 @@ gets one JSON file ``grading/results/<assignment>/<student>.json`` that `export`
 
 import hashlib
 import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -48,6 +51,7 @@ class SubmissionResult:
     tests: list[TestResult] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per step of the job (see grade --profile)
 
     @property
     def score(self) -> float:
@@ -62,6 +66,16 @@ class SubmissionResult:
         data["status"] = Status(data["status"])
         data["tests"] = [TestResult(**t) for t in data["tests"]]
         return cls(**data)
+
+
+@contextmanager
+def timed(phases: dict[str, float], name: str) -> Iterator[None]:
+    """Add the seconds the ``with`` block takes to ``phases[name]``."""
+    start = time.monotonic()
+    try:
+        yield
+    finally:
+        phases[name] = phases.get(name, 0.0) + time.monotonic() - start
 
 
 def results_directory(root: Path, grading_directory: str = GRADING_DIRECTORY) -> Path:

@@ -27,10 +27,12 @@ def test_the_benchmark_class_is_solved_blank_and_half_solved_in_turn(assignment:
 def test_the_projection_adds_up_every_notebook_for_a_class_of_300(monkeypatch, capsys) -> None:
     seconds = {benchmark.PLAIN: 30.0, "grade --jobs 2": 10.0}  # per submission, whatever the notebook
     monkeypatch.setattr(benchmark, "graders", lambda assignment, jobs, workers: {name: name for name in seconds})
-    monkeypatch.setattr(benchmark, "timed", lambda run, assignment, count: seconds[run] * count)
+    table = ["header", "a row"]
+    monkeypatch.setattr(benchmark, "timed", lambda run, assignment, count: (seconds[run] * count, table))
     rows = benchmark.main(["--submissions", "4", "--assignment", "a", "--assignment", "b", "--cluster-machines", "5"])
     assert rows == {"a": seconds, "b": seconds}
     out = capsys.readouterr().out
     assert "3.00x" in out  # 30 s against 10 s per submission
     assert "5.0 h on this machine" in out  # 300 students x 2 notebooks x 30 s
     assert "1.7 h on this machine, 0.3 h on a dask cluster of 5 such machines" in out  # 300 x 2 x 10 s
+    assert out.count("header") == 1 and out.count("a row") == 2  # the phase table: one header, a row per notebook

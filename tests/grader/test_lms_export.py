@@ -63,8 +63,10 @@ def course(root: Path, defined: Path) -> Path:
 def record(root: Path, results: list[SubmissionResult], written: dict[str, float]) -> None:
     """What ``grade`` leaves behind for these results, then the instructor's manual scores."""
     db = root / "grading" / "gradebook.db"
+    with Gradebook(gradebook.sqlite_url(db)) as gb:
+        for result in results:
+            gradebook.merge(gb, result)
     for result in results:
-        gradebook.merge(db, result)
         save_result(root, result)
     with Gradebook(gradebook.sqlite_url(db)) as gb:
         for student, score in written.items():

@@ -30,7 +30,8 @@ def test_manual_scores_survive_a_regrade_and_reach_the_export(tmp_path: Path) ->
     gradebook.define_assignment(tmp_path, ASSIGNMENT, db)
     points = points_per_test()
     first = graded({name: p for name, p in points.items()})  # full marks from the kernel
-    gradebook.merge(db, first)
+    with Gradebook(sqlite_url(db)) as gb:
+        gradebook.merge(gb, first)
 
     # The instructor grades a written answer and overrides one autograded cell in formgrader.
     with Gradebook(sqlite_url(db)) as gb:
@@ -39,7 +40,8 @@ def test_manual_scores_survive_a_regrade_and_reach_the_export(tmp_path: Path) ->
         gb.db.commit()
 
     regraded = graded({name: p for name, p in points.items() if name != "causal_mask_values"})
-    gradebook.merge(db, regraded)
+    with Gradebook(sqlite_url(db)) as gb:
+        gradebook.merge(gb, regraded)
     save_result(tmp_path, regraded)
 
     with Gradebook(sqlite_url(db)) as gb:
