@@ -12,9 +12,12 @@ kernel's channels are Unix sockets in the kernel's folder (zmq's ipc transport).
 """
 
 import sys
+import tempfile
 from pathlib import Path
 
+import nbformat
 from jupyter_client.manager import AsyncKernelManager
+from nbformat.v4 import new_code_cell, new_notebook
 from nbgrader.apps import NbGraderAPI
 from traitlets import Unicode
 
@@ -69,3 +72,28 @@ def autograde(request: AutogradeRequest) -> int:
     if not result["success"]:
         print(result.get("error", ""))
     return 0 if result["success"] else 1
+
+
+def warm_up() -> None:
+    """Autograde a one-test notebook without a kernel, in the zygote, before it forks any job.
+
+    nbgrader's first autograde in a process compiles its gradebook queries (SQLAlchemy caches
+    them per process) and loads nbconvert's exporters: a second or more of each job's time. Done
+    once here, every forked job finds them ready.
+    """
+    with tempfile.TemporaryDirectory(prefix="warm-up-") as scratch:
+        course = Path(scratch)
+        test = new_code_cell("assert True", metadata={"nbgrader": {
+            "grade": True, "solution": False, "locked": True, "grade_id": "warm", "points": 1, "schema_version": 3}})
+        for folder, student in (("source", ""), ("submitted", "someone")):
+            target = course / folder / student / "warm" if student else course / folder / "warm"
+            target.mkdir(parents=True)
+            nbformat.write(new_notebook(cells=[test]), target / "warm.ipynb")
+        config = course_config(course)
+        config.CourseDirectory.source_directory = "source"
+        config.CourseDirectory.submitted_directory = "submitted"
+        config.CourseDirectory.db_url = sqlite_url(course / "gradebook.db")
+        config.Execute.enabled = False  # no kernel: the cells are not what is being warmed
+        api = NbGraderAPI(config=config)
+        api.generate_assignment("warm", force=True, create=True)
+        api.autograde("warm", "someone", force=True, create=True)

@@ -244,7 +244,12 @@ def serve(preload: list[str], scrub: Scrub, listen: Path | None) -> None:
         server.listen(4)
     own = [reply_fd, requests.fileno()] + ([server.fileno()] if server else [])
     for name in preload:
-        importlib.import_module(name)
+        module = importlib.import_module(name)
+        if callable(getattr(module, "warm_up", None)):  # a preloaded module may prepare what every job needs
+            try:
+                module.warm_up()
+            except Exception:  # noqa: BLE001 (a warm-up that fails only leaves the jobs as cold as without it)
+                traceback.print_exc()
     replies = os.fdopen(reply_fd, "w")
     replies.write(encode(Ready()))
     replies.flush()
