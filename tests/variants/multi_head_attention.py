@@ -160,6 +160,19 @@ VARIANTS = [
         ("split_heads(self.w_v(value), self.num_heads)", "self.w_v(value)"),
         ("merge_heads(heads)", "heads"),
     ),
+    mutant(  # keys and values cut with the query's length: fine in self-attention only
+        "mha",
+        "keys_split_with_the_query_length",
+        (
+            "split_heads(self.w_k(key), self.num_heads)",
+            "self.w_k(key).view(query.size(0), query.size(1), self.num_heads, -1).transpose(1, 2)",
+        ),
+        (
+            "split_heads(self.w_v(value), self.num_heads)",
+            "self.w_v(value).view(query.size(0), query.size(1), self.num_heads, -1).transpose(1, 2)",
+        ),
+    ),
+    mutant("mha", "global_num_heads", ("), self.num_heads)", "), num_heads)")),  # section 1 left num_heads = 3
     mutant("mha", "averaged_weights", ("return output, weights", "return output, weights.mean(dim=1)")),
     mutant("mha", "dropout_ignored", ("dropout=self.dropout", "dropout=None")),
     mutant(
