@@ -41,14 +41,17 @@ from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbformat import NotebookNode
 
 from autograder.course import settings
-from autograder.course.notebooks import SOLUTION_MARKER, is_answer_cell, is_graded_test_cell, is_student_cell
+from autograder.course.notebooks import (
+    HIDDEN_TESTS,
+    SOLUTION_MARKER,
+    is_answer_cell,
+    is_graded_test_cell,
+    is_student_cell,
+)
 
 BOOK_DIR = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = settings.REPO_ROOT / "build" / "book"
 COURSE_TITLE = "Transformers from scratch"
-HIDDEN_TESTS = re.compile(
-    r"^[ \t]*### BEGIN HIDDEN TESTS[ \t]*\n.*?^[ \t]*### END HIDDEN TESTS[ \t]*(\n|\Z)", re.M | re.S
-)
 MATHML_NAMESPACE = "http://www.w3.org/1998/Math/MathML"
 MATHML_TOKEN = re.compile(r"(<(mi|mn|mo|ms|mtext)\b[^>]*>)(.*?)(</\2>)", re.S)  # leaves: text, no elements
 CELL_TIMEOUT_SECONDS = 1200  # one cell of a --full run may train for a while

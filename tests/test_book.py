@@ -16,11 +16,11 @@ import pytest
 from bs4 import BeautifulSoup
 
 from autograder.course import settings
-from autograder.course.notebooks import is_answer_cell, is_graded_test_cell
+from autograder.course.notebooks import HIDDEN_TESTS, is_answer_cell, is_graded_test_cell
 from autograder.course.settings import REPO_ROOT
 from tests.conftest import ASSIGNMENTS, TIMINGS
 from tests.support.harness import inprocess_notebook
-from tests.support.notebooks import HIDDEN_REGION, code_lines, read, solution_code, without_hidden_tests
+from tests.support.notebooks import code_lines, read, solution_code, without_hidden_tests
 
 pytestmark = pytest.mark.slow
 
@@ -99,7 +99,7 @@ def hidden_only_lines() -> set[str]:
     hidden, elsewhere = set(), set()
     for assignment in ASSIGNMENTS:
         for cell in read(settings.source_notebook(assignment)).cells:
-            hidden.update(line for region in HIDDEN_REGION.findall(cell.source) for line in code_lines(region))
+            hidden.update(line for region in HIDDEN_TESTS.findall(cell.source) for line in code_lines(region))
             elsewhere.update(code_lines(without_hidden_tests(cell.source)))
     return hidden - elsewhere
 

@@ -9,6 +9,11 @@ import nbformat
 from nbformat import NotebookNode
 
 SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
+# A hidden-test block, markers included; its one group is the hidden code between them. The one pattern
+# for it: feedback scrubs these lines, the book removes the blocks, the tests look for them.
+HIDDEN_TESTS = re.compile(
+    r"^[ \t]*### BEGIN HIDDEN TESTS[ \t]*\n(.*?)^[ \t]*### END HIDDEN TESTS[ \t]*(?:\n|\Z)", re.M | re.S
+)
 
 
 def nbgrader_meta(cell: NotebookNode) -> dict:

@@ -11,7 +11,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # holds autograder/ and tfcourse/
+from autograder.course.settings import CELL_TIMEOUT_SECONDS, REPO_ROOT  # the checkout: autograder/ and tfcourse/
+
 OUTPUT_TAIL_BYTES = 8000
 
 
@@ -22,7 +23,7 @@ class Limits:
     wall_seconds: float = 900.0
     memory_bytes: int = 4 * 2**30
     file_bytes: int = 512 * 2**20
-    cell_timeout: int = 120
+    cell_timeout: int = CELL_TIMEOUT_SECONDS
     threads: int | None = None  # OMP/MKL threads per process; None leaves the libraries' default
 
 
@@ -42,7 +43,7 @@ def private_environment(home: Path, threads: int | None = None) -> dict[str, str
     env = dict(os.environ)
     # Children import this very copy of the grader and the helper package, whatever an editable
     # install elsewhere in the environment points to.
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH", "")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH", "")]))
     if threads:
         env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
     for name in ("HOME", "IPYTHONDIR", "JUPYTER_RUNTIME_DIR", "JUPYTER_DATA_DIR", "MPLCONFIGDIR", "TMPDIR"):

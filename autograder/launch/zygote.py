@@ -23,9 +23,10 @@ from pathlib import Path
 
 import psutil
 
+from autograder.course.settings import REPO_ROOT
 from autograder.isolated.protocol import ChildJob, JobReply, ProtocolError, Ready, Request, decode, encode
 from autograder.isolated.zygote_server import MARKER_ENV, TIMED_OUT
-from autograder.launch.limits import PACKAGE_ROOT, Limits, Outcome, private_environment, read_tail
+from autograder.launch.limits import Limits, Outcome, private_environment, read_tail
 from autograder.launch.sandbox import sandbox_command
 
 REPLY_GRACE_SECONDS = 60  # beyond the job's own limit, before the zygote counts as hung
@@ -83,7 +84,7 @@ class Zygote:
             return command
         writable = [self.scratch, *self.sandbox.writable]
         command += ["--scrub", "/tmp", "/dev/shm", "--keep", *map(str, writable)]
-        readable = [PACKAGE_ROOT / "autograder", *self.sandbox.readable]
+        readable = [REPO_ROOT / "autograder", *self.sandbox.readable]
         return sandbox_command(command, writable, readable)
 
     def start(self) -> None:

@@ -33,7 +33,7 @@ from nbconvert import HTMLExporter  # noqa: E402
 from nbformat import NotebookNode  # noqa: E402
 from nbformat.v4 import new_markdown_cell, new_notebook  # noqa: E402
 
-from autograder.course.notebooks import grade_id, is_graded_test_cell  # noqa: E402
+from autograder.course.notebooks import HIDDEN_TESTS, grade_id, is_graded_test_cell  # noqa: E402
 from autograder.course.paths import GRADING_DIRECTORY, GradingFolder  # noqa: E402
 from autograder.course.settings import RELEASE_DIRECTORY, SOURCE_DIRECTORY, release_notebook  # noqa: E402
 from autograder.pipeline.results import Status, SubmissionResult, load_results  # noqa: E402
@@ -43,7 +43,6 @@ INLINE_MATH = re.compile(r"(?<![\\$])\$([^$\n]+?)\$")
 SCRIPT = re.compile(r"<script[^>]*>.*?</script>", re.S | re.I)
 TAG = re.compile(r"<[^>]*>")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # the colours of a traceback, which split a line into tokens
-HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS[ \t]*$(.*?)^[ \t]*### END HIDDEN TESTS", re.S | re.M)
 HIDDEN_LINE_REMOVED = "[hidden test line removed]"
 # Hidden-test lines shorter than this (whitespace normalised) are everyday text: `pass`, `)`, `else:`, `try:`.
 SHORTEST_SECRET = 12

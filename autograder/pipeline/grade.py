@@ -26,14 +26,11 @@ from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
 from autograder.pipeline import gradebook
 from autograder.pipeline.cell_limits import CellLimits, cell_seconds, load_times, save_times, sources_digest
-from autograder.pipeline.grade_submission import (
-    GradeJob,
-    expected_notebooks,
-    grade_submission,
-    read_notebooks,
-    run_in_kernel,
-)
+from autograder.pipeline.grade_job import GradeJob
+from autograder.pipeline.grade_submission import grade_submission
+from autograder.pipeline.kernel_run import run_in_kernel
 from autograder.pipeline.results import Status, SubmissionResult, folder_digest, load_result, save_result, timed
+from autograder.pipeline.submission_files import expected_notebooks, read_notebooks
 
 REFERENCE_STUDENT = "reference-answers"
 

@@ -6,7 +6,6 @@ copy of the course, so the tests never touch the repository's grading folder.
 
 import base64
 import copy
-import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,7 +15,14 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell
 
-from autograder.course.notebooks import fill_answers, grade_id, is_graded_test_cell, nbgrader_meta, reference_answers
+from autograder.course.notebooks import (
+    HIDDEN_TESTS,
+    fill_answers,
+    grade_id,
+    is_graded_test_cell,
+    nbgrader_meta,
+    reference_answers,
+)
 from autograder.course.settings import REPO_ROOT, release_notebook, source_notebook
 from autograder.launch.limits import Limits
 from autograder.pipeline.results import SubmissionResult
@@ -191,8 +197,7 @@ def links_notebook_elsewhere(root: Path) -> NotebookNode:
 
 def hidden_test_blocks(notebook: NotebookNode) -> list[str]:
     """The text between the hidden-test markers of every cell of a source notebook."""
-    marker = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
-    return [block for cell in notebook.cells for block in marker.findall(cell.source)]
+    return [block for cell in notebook.cells for block in HIDDEN_TESTS.findall(cell.source)]
 
 
 def prints_hidden(root: Path) -> NotebookNode:

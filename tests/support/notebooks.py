@@ -8,10 +8,9 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from autograder.course.notebooks import grade_id, is_answer_cell, is_graded_test_cell
+from autograder.course.notebooks import HIDDEN_TESTS, grade_id, is_answer_cell, is_graded_test_cell
 
 SOLUTION_REGION = re.compile(r"^[ \t]*### BEGIN SOLUTION\n(.*?)^[ \t]*### END SOLUTION[ \t]*\n?", re.M | re.S)
-HIDDEN_REGION = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS\n(.*?)^[ \t]*### END HIDDEN TESTS[ \t]*\n?", re.M | re.S)
 HINT = re.compile(r"<details><summary>Hint (\d+)</summary>(.*?)</details>", re.S)
 TODO_HEADING = re.compile(r"^#+ TODO (\d+)\b", re.M)
 
@@ -74,7 +73,7 @@ def code_lines(code: str) -> list[str]:
 
 
 def without_hidden_tests(source: str) -> str:
-    return HIDDEN_REGION.sub("", source)
+    return HIDDEN_TESTS.sub("", source)
 
 
 def ends_in_statement(source: str) -> bool:

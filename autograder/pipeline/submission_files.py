@@ -1,0 +1,69 @@
+"""The first step of a job: read the submitted notebooks, repair what breaks nbgrader, scan for tampering."""
+
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+
+from autograder.course.settings import release_notebook
+from autograder.pipeline import gradebook, static_scan
+from autograder.pipeline.grade_job import GradeJob
+from autograder.pipeline.results import SubmissionResult
+from autograder.pipeline.sanitize import sanitize_notebook
+
+
+def read_submission(path: Path) -> tuple[NotebookNode, list[str]]:
+    """The notebook at ``path`` and the format repairs made; raises if nbgrader could not grade it.
+
+    Cell ids in a notebook that declares format 4.4 (a cell pasted from a newer notebook) make
+    it invalid though harmless: the format version is raised to 4.5 instead of refusing it.
+    """
+    notebook = nbformat.read(path, as_version=4)
+    try:
+        nbformat.validate(notebook)
+        return notebook, []
+    except nbformat.ValidationError:
+        if notebook.nbformat_minor >= 5:
+            raise
+    notebook.nbformat_minor = 5
+    for cell in notebook.cells:
+        cell.setdefault("id", uuid.uuid4().hex[:8])
+    nbformat.validate(notebook)
+    return notebook, ["cell ids without format 4.5: format raised to 4.5"]
+
+def regular_file(path: Path) -> bool:
+    """A plain file, not a link (to the solutions, say) nor a FIFO that would block its reader."""
+    return path.is_file() and not path.is_symlink()
+
+def expected_notebooks(cells: Iterable[gradebook.GradeCellInfo]) -> list[str]:
+    return sorted({cell.notebook for cell in cells})
+
+def read_notebooks(
+    job: GradeJob, names: list[str], result: SubmissionResult
+) -> tuple[dict[str, NotebookNode], list[str]]:
+    """The submitted notebooks that nbgrader can read, and a note for each that is missing or unreadable."""
+    notebooks: dict[str, NotebookNode] = {}
+    problems: list[str] = []
+    for name in names:
+        path = job.submission / f"{name}.ipynb"
+        if not path.exists():
+            problems.append(f"{name}.ipynb not submitted")
+            continue
+        try:
+            notebooks[name], repairs = read_submission(path)
+            result.repairs += [f"{name}: {repair}" for repair in repairs]
+        except Exception as error:  # noqa: BLE001 (any parse or schema error makes it unreadable)
+            problems.append(f"{name}.ipynb unreadable: {type(error).__name__}: {str(error)[:300]}")
+    return notebooks, problems
+
+def repair_and_scan(job: GradeJob, notebooks: dict[str, NotebookNode], sources: dict[str, NotebookNode],
+                    result: SubmissionResult) -> None:  # fmt: skip
+    """Sanitize each notebook against its release (in place) and note what the static scan finds."""
+    releases = release_notebook(job.assignment, job.root).parent
+    for name, notebook in notebooks.items():
+        release = nbformat.read(releases / f"{name}.ipynb", as_version=4)
+        notebooks[name], repairs = sanitize_notebook(notebook, release)
+        result.repairs += [f"{name}: {repair}" for repair in repairs]
+        result.flags += [f"{name}: {finding}" for finding in static_scan.scan(notebooks[name], sources[name])]
