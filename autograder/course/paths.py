@@ -42,11 +42,11 @@ class GradingFolder:
     def submitted(self, student: str = "", assignment: str = "") -> Path:
         return self.path.joinpath(SUBMITTED, student, assignment)
 
-    def autograded(self, student: str, assignment: str) -> Path:
-        return self.path / AUTOGRADED / student / assignment
+    def autograded(self, student: str = "", assignment: str = "") -> Path:
+        return self.path.joinpath(AUTOGRADED, student, assignment)
 
-    def feedback(self, student: str, assignment: str) -> Path:
-        return self.path / FEEDBACK / student / assignment
+    def feedback(self, student: str = "", assignment: str = "") -> Path:
+        return self.path.joinpath(FEEDBACK, student, assignment)
 
     def results(self, assignment: str = "") -> Path:
         return self.path.joinpath(RESULTS, assignment)

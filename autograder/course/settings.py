@@ -1,8 +1,9 @@
 """Where the course lives and how nbgrader is configured for it.
 
-One function, :func:`configure`, writes every nbgrader setting the course needs into a
-traitlets ``Config``. The repository's ``nbgrader_config.py`` calls it with the repository
-root; the tests call it with a temporary course folder.
+The names of the course's folders and its limits are defined here once. One function,
+:func:`configure`, writes every nbgrader setting the course needs into a traitlets ``Config``.
+The repository's ``nbgrader_config.py`` calls it with the repository root;
+:meth:`autograder.course.course.Course.config` with any course's.
 """
 
 from importlib.util import find_spec
@@ -15,6 +16,7 @@ from autograder.course.paths import AUTOGRADED, FEEDBACK, GRADING_DIRECTORY, Gra
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SOURCE_DIRECTORY = "solutions"
 RELEASE_DIRECTORY = "notebooks"
+DATA_DIRECTORY = "data"  # what a graded notebook may read (tfcourse finds its data there too)
 CELL_TIMEOUT_SECONDS = 120
 # The formgrader's maths: MathJax 2 from the jupyter-server-mathjax package, which the server
 # serves under its static path (its config folder enables it), relative to the server's base URL.

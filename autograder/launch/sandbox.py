@@ -18,7 +18,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from autograder.course.settings import REPO_ROOT
+from autograder.course.settings import DATA_DIRECTORY, REPO_ROOT
 
 
 def bwrap_available() -> bool:
@@ -31,7 +31,7 @@ def readable_defaults() -> list[Path]:
     ``tfcourse.agnews`` finds the committed AG News sample (and a ``make data`` download) beside
     the package, not in the course folder being graded, which may be another folder (``--root``).
     """
-    paths = {Path(sys.prefix), Path(sys.base_prefix), REPO_ROOT / "tfcourse", REPO_ROOT / "data"}
+    paths = {Path(sys.prefix), Path(sys.base_prefix), REPO_ROOT / "tfcourse", REPO_ROOT / DATA_DIRECTORY}
     return sorted(path for path in paths if path.exists())
 
 
