@@ -16,7 +16,6 @@ merge, which takes milliseconds. Run it on an idle machine; it takes a while.
 """
 
 import argparse
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,9 +27,8 @@ import nbformat
 from nbformat import NotebookNode
 
 from autograder.cli import use_this_environments_tools
+from autograder.course.course import Course
 from autograder.course.notebooks import fill_answers, grade_id, is_answer_cell, reference_answers
-from autograder.course.paths import GradingFolder
-from autograder.course.settings import REPO_ROOT, assignment_ids, release_notebook, source_notebook
 from autograder.launch.limits import Limits
 from autograder.pipeline import profile
 from autograder.pipeline.grade import grade
@@ -41,64 +39,66 @@ PLAIN = "plain nbgrader autograde"
 
 def submissions(assignment: str, count: int) -> list[NotebookNode]:
     """``count`` student notebooks: all answers, none, and the first half, in turn."""
-    answers = reference_answers(nbformat.read(source_notebook(assignment), 4))
-    release = nbformat.read(release_notebook(assignment), 4)
+    answers = reference_answers(nbformat.read(Course.default().source_notebook(assignment), 4))
+    release = nbformat.read(Course.default().release_notebook(assignment), 4)
     answer_ids = [grade_id(cell) for cell in release.cells if is_answer_cell(cell)]
     solved = {0: answer_ids, 1: [], 2: answer_ids[: len(answer_ids) // 2]}
     return [fill_answers(release, {name: answers[name] for name in solved[index % 3]}) for index in range(count)]
 
 
-def make_course(root: Path, assignment: str, count: int) -> None:
-    for folder in ("solutions", "notebooks"):
-        shutil.copytree(REPO_ROOT / folder / assignment, root / folder / assignment)
-    (root / "nbgrader_config.py").write_text(  # what the plain nbgrader command reads
+def make_course(root: Path, assignment: str, count: int) -> Course:
+    """A throw-away course at ``root`` with ``count`` submissions of ``assignment``."""
+    course = Course.default().copy_to(root, [assignment])
+    (course.root / "nbgrader_config.py").write_text(  # what the plain nbgrader command reads
         "from pathlib import Path\nfrom autograder.course.settings import configure\n"
         "configure(get_config(), Path(__file__).resolve().parent)\n"
     )
     for index, notebook in enumerate(submissions(assignment, count)):
-        folder = GradingFolder(root).submitted(f"student{index:03d}", assignment)
+        folder = course.grading.submitted(f"student{index:03d}", assignment)
         folder.mkdir(parents=True)
         nbformat.write(notebook, folder / f"{assignment}.ipynb")
+    return course
 
 
-def plain_nbgrader(root: Path, assignment: str) -> None:
+def plain_nbgrader(course: Course, assignment: str) -> None:
     """``nbgrader generate_assignment`` + ``nbgrader autograde`` of the whole class, as nbgrader's docs run them."""
     nbgrader = Path(sys.executable).parent / "nbgrader"  # main() put its folder first on PATH, for alembic
     for command in (["generate_assignment", assignment, "--force"], ["autograde", assignment, "--force"]):
-        subprocess.run([str(nbgrader), *command], cwd=root, check=True, capture_output=True)
+        subprocess.run([str(nbgrader), *command], cwd=course.root, check=True, capture_output=True)
 
 
-def ours(root: Path, assignment: str, jobs: int, clean_rerun: bool = True, dask_workers: int = 0) -> list[str]:
-    """Grade the course at ``root``; the phase table of its jobs (see :mod:`autograder.pipeline.profile`)."""
+def ours(course: Course, assignment: str, jobs: int, clean_rerun: bool = True, dask_workers: int = 0) -> list[str]:
+    """Grade ``course``; the phase table of its jobs (see :mod:`autograder.pipeline.profile`)."""
     if not dask_workers:
-        results = grade(root=root, assignments=[assignment], jobs=jobs, limits=Limits(), clean_rerun=clean_rerun,
+        results = grade(course, assignments=[assignment], jobs=jobs, limits=Limits(), clean_rerun=clean_rerun,
                         progress=False)  # fmt: skip
     else:
         import distributed  # noqa: PLC0415 (only this row needs it)
 
         with distributed.LocalCluster(n_workers=dask_workers, threads_per_worker=1, dashboard_address=None) as cluster:
             with distributed.Client(cluster) as client:
-                results = grade(root=root, assignments=[assignment], jobs=dask_workers, limits=Limits(),
+                results = grade(course, assignments=[assignment], jobs=dask_workers, limits=Limits(),
                                 executor=client.get_executor(), progress=False)  # fmt: skip
-    reference = profile.reference_cell_seconds(root, GradingFolder(root), [assignment])
+    reference = profile.reference_cell_seconds(course, [assignment])
     return profile.phase_table(results, reference)
 
 
-def timed(run: Callable[[Path], list[str] | None], assignment: str, count: int) -> tuple[float, list[str] | None]:
+def timed(run: Callable[[Course], list[str] | None], assignment: str, count: int) -> tuple[float, list[str] | None]:
     """Seconds ``run`` takes to grade a fresh course of ``count`` submissions of ``assignment``; what it returned."""
     with tempfile.TemporaryDirectory(prefix="benchmark-") as scratch:
-        make_course(Path(scratch), assignment, count)
+        course = make_course(Path(scratch), assignment, count)
         start = time.monotonic()
-        returned = run(Path(scratch))
+        returned = run(course)
         return time.monotonic() - start, returned
 
 
-def graders(assignment: str, jobs: int, dask_workers: int) -> dict[str, Callable[[Path], list[str] | None]]:
+def graders(assignment: str, jobs: int, dask_workers: int) -> dict[str, Callable[[Course], list[str] | None]]:
     return {
-        PLAIN: lambda root: plain_nbgrader(root, assignment),
-        f"grade --jobs {jobs}": lambda root: ours(root, assignment, jobs),
-        f"grade --jobs {jobs} --no-clean-rerun": lambda root: ours(root, assignment, jobs, clean_rerun=False),
-        f"grade on dask, {dask_workers} local workers": lambda root: ours(root, assignment, jobs, True, dask_workers),
+        PLAIN: lambda course: plain_nbgrader(course, assignment),
+        f"grade --jobs {jobs}": lambda course: ours(course, assignment, jobs),
+        f"grade --jobs {jobs} --no-clean-rerun": lambda course: ours(course, assignment, jobs, clean_rerun=False),
+        f"grade on dask, {dask_workers} local workers": lambda course: ours(course, assignment, jobs, True,
+                                                                             dask_workers),  # fmt: skip
     }
 
 
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     per_submission: dict[str, dict[str, float]] = {}
     phase_rows: list[str] = []
     print(f"{'assignment':24s} {'grader':40s} {'seconds':>8s} {'s/submission':>13s} {'speed-up':>9s}")
-    for assignment in args.assignment or assignment_ids():
+    for assignment in args.assignment or Course.default().assignments():
         per_submission[assignment] = {}
         for name, run in graders(assignment, args.jobs, args.dask_workers).items():
             seconds, table = timed(run, assignment, args.submissions)

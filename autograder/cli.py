@@ -16,8 +16,9 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.course.paths import GRADING_DIRECTORY, GradingFolder
-from autograder.course.settings import REPO_ROOT, assignment_ids, release_notebook
+from autograder.course.course import Course
+from autograder.course.paths import GRADING_DIRECTORY
+from autograder.course.settings import REPO_ROOT
 from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
 from autograder.pipeline import collect, export, feedback, grade, profile, report, sanitize
@@ -34,7 +35,7 @@ def dask_executor(address: str) -> Executor:
 
 
 def run_collect(args: argparse.Namespace) -> int:
-    found = collect.collect(args.download, args.root, args.pattern, args.grading_directory)
+    found = collect.collect(args.download, args.course, args.pattern)
     for student, assignment, name in found.collected:
         lms_id = found.lms_ids.get((student, assignment))
         print(f"collected  {student:20s} {assignment:24s} <- {name}" + (f" ({lms_id})" if lms_id else ""))
@@ -49,9 +50,10 @@ def run_collect(args: argparse.Namespace) -> int:
 
 
 def run_sanitize(args: argparse.Namespace) -> int:
-    submitted = GradingFolder(args.root, args.grading_directory).submitted()
-    for assignment in args.assignment or assignment_ids(args.root):
-        release = nbformat.read(release_notebook(assignment, args.root), as_version=4)
+    course: Course = args.course
+    submitted = course.grading.submitted()
+    for assignment in args.assignment or course.assignments():
+        release = nbformat.read(course.release_notebook(assignment), as_version=4)
         for path in sorted(submitted.glob(f"*/{assignment}/{assignment}.ipynb")):
             student = path.parent.parent.name
             if args.student and student not in args.student:
@@ -73,17 +75,14 @@ def run_grade(args: argparse.Namespace) -> int:
         print("note: bubblewrap (bwrap) is not installed; student code runs without a filesystem sandbox")
     executor = dask_executor(args.scheduler) if args.scheduler else None
     results = grade.grade(
-        root=args.root, assignments=args.assignment, students=args.student, jobs=args.jobs, force=args.force,
-        limits=limits, executor=executor, grading_directory=args.grading_directory,
-        clean_rerun=not args.no_clean_rerun, sandbox=sandbox,
+        args.course, assignments=args.assignment, students=args.student, jobs=args.jobs, force=args.force,
+        limits=limits, executor=executor, clean_rerun=not args.no_clean_rerun, sandbox=sandbox,
     )  # fmt: skip
-    submitted = GradingFolder(args.root, args.grading_directory).submitted()
-    handed_in = {path.name for path in submitted.glob("*/*") if path.is_dir()}
+    handed_in = {path.name for path in args.course.grading.submitted().glob("*/*") if path.is_dir()}
     for line in grade_summary(results, handed_in):
         print(line)
     if args.profile:
-        grading = GradingFolder(args.root, args.grading_directory)
-        reference = profile.reference_cell_seconds(args.root, grading, {r.assignment for r in results})
+        reference = profile.reference_cell_seconds(args.course, {r.assignment for r in results})
         print("\nmean seconds per job and phase (reference: the reference answers' own cell time):")
         for line in profile.phase_table(results, reference):
             print(line)
@@ -120,10 +119,10 @@ def run_feedback(args: argparse.Namespace) -> int:
     release, everything = args.release_flagged or [], args.release_all_flagged
     unmatched = []
     if release or everything:
-        unmatched = feedback.release_flagged(args.root, release, everything, args.grading_directory)
+        unmatched = feedback.release_flagged(args.course, release, everything)
     for selector in unmatched:
         print(f"--release-flagged {selector}: no flagged submission of that name", file=sys.stderr)
-    run = feedback.write_feedback(args.root, args.student, args.grading_directory)
+    run = feedback.write_feedback(args.course, args.student)
     for path in run.written:
         print(path)
     for result in run.held:
@@ -137,11 +136,11 @@ def run_feedback(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     if args.format == "csv":
-        frame = export.export_csv(args.root, args.output, args.grading_directory)
+        frame = export.export_csv(args.course, args.output)
         print(f"{len(frame)} rows -> {args.output}")
         return 0
     write = export.export_canvas if args.format == collect.CANVAS else export.export_moodle
-    written = write(args.root, args.output, args.grading_directory)
+    written = write(args.course, args.output)
     for path in written.files:
         print(f"{args.format} import file -> {path}")
     print(f"{written.students} student rows")
@@ -153,7 +152,7 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    print(report.write_report(args.root, args.output, args.grading_directory))
+    print(report.write_report(args.course, args.output))
     return 0
 
 
@@ -161,7 +160,8 @@ def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(prog="python -m autograder", description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     main.add_argument("--root", type=Path, default=REPO_ROOT, help="course folder (default: this repository)")
-    main.add_argument("--grading-directory", default=GRADING_DIRECTORY, help="under --root (default: grading)")
+    main.add_argument("--grading-directory", default=GRADING_DIRECTORY,
+                      help=f"under --root (default: {GRADING_DIRECTORY})")  # fmt: skip
     commands = main.add_subparsers(dest="command", required=True)
 
     step = commands.add_parser("collect", help="LMS download -> submitted/")
@@ -231,7 +231,7 @@ def use_this_environments_tools() -> None:
 def main(argv: list[str] | None = None) -> int:
     use_this_environments_tools()
     args = parser().parse_args(argv)
-    args.root = args.root.resolve()
+    args.course = Course(args.root, args.grading_directory)  # every command's paths and settings
     return args.run(args)
 
 

@@ -20,7 +20,9 @@ os.environ["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # keeps debugpy's frozen-mod
 os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 
 from autograder.course import settings  # noqa: E402
+from autograder.course.course import Course  # noqa: E402
 from autograder.course.settings import assignment_ids  # noqa: E402
+from tests.support.course import ThrowawayCourse  # noqa: E402
 from tests.support.harness import combined_variants, inprocess_notebook  # noqa: E402
 from tests.support.inprocess import InProcessNotebook  # noqa: E402
 from tests.support.nbgrader_course import GradedRun, grade_reference_submissions  # noqa: E402
@@ -55,10 +57,21 @@ def inprocess(assignment: str) -> InProcessNotebook:
 
 
 @pytest.fixture(scope="session")
-def graded(assignment: str, tmp_path_factory: pytest.TempPathFactory) -> GradedRun:
+def throwaway_course(tmp_path_factory: pytest.TempPathFactory) -> ThrowawayCourse:
+    """Makes throw-away courses (see tests/support/course.py): every test that grades, exports or
+    builds a course works in one of these, never in the repository."""
+
+    def make(*assignments: str, name: str = "course", release: bool = True) -> Course:
+        return Course.default().copy_to(tmp_path_factory.mktemp(name), assignments, release)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def graded(assignment: str, throwaway_course: ThrowawayCourse) -> GradedRun:
     """One real nbgrader course per assignment, with the reference submissions autograded."""
-    root = tmp_path_factory.mktemp(f"course-{assignment}")
-    run = grade_reference_submissions(assignment, root, extra=combined_variants(assignment))
+    course = throwaway_course(assignment, name=f"course-{assignment}", release=False)
+    run = grade_reference_submissions(assignment, course, extra=combined_variants(assignment))
     TIMINGS.update({f"{assignment}: autograde {who}": seconds for who, seconds in run.seconds.items()})
     return run
 

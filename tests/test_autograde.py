@@ -38,8 +38,8 @@ def test_real_grader_agrees_with_the_fast_harness(graded, assignment):
 
 def test_validate_accepts_the_reference_and_flags_the_untouched_release(graded, assignment):
     # What the student's Validate button runs (nbgrader's Validator; `nbgrader validate` exits 0 either way).
-    submitted = graded.root / "grading" / "submitted"
+    submitted = graded.course.grading.submitted
     validator = Validator()
-    assert validator.validate(str(submitted / "reference" / assignment / f"{assignment}.ipynb")) == {}
-    untouched = validator.validate(str(submitted / "untouched" / assignment / f"{assignment}.ipynb"))
+    assert validator.validate(str(submitted("reference", assignment) / f"{assignment}.ipynb")) == {}
+    untouched = validator.validate(str(submitted("untouched", assignment) / f"{assignment}.ipynb"))
     assert untouched.get("failed"), untouched

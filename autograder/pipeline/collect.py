@@ -27,8 +27,7 @@ from pathlib import Path, PurePosixPath
 
 import nbformat
 
-from autograder.course.paths import GRADING_DIRECTORY, GradingFolder
-from autograder.course.settings import assignment_ids
+from autograder.course.course import Course
 
 CANVAS, MOODLE = "canvas", "moodle"
 LMS_STUDENTS = "lms_students.json"  # in the grading folder: {student: {"lms", "name", "ids": {assignment: id}}}
@@ -103,13 +102,13 @@ def match(relative: PurePosixPath, notebooks: list[str], pattern: str | None) ->
     return None
 
 
-def lms_students_path(root: Path, grading_directory: str = GRADING_DIRECTORY) -> Path:
-    return GradingFolder(root, grading_directory).file(LMS_STUDENTS)
+def lms_students_path(course: Course) -> Path:
+    return course.grading.file(LMS_STUDENTS)
 
 
-def load_lms_students(root: Path, grading_directory: str = GRADING_DIRECTORY) -> dict[str, dict]:
+def load_lms_students(course: Course) -> dict[str, dict]:
     """``{student: {"lms": "canvas"|"moodle", "name": ..., "ids": {assignment: id}}}`` from earlier collects."""
-    path = lms_students_path(root, grading_directory)
+    path = lms_students_path(course)
     return json.loads(path.read_text()) if path.exists() else {}
 
 
@@ -128,12 +127,10 @@ def remember(students: dict[str, dict], student: str, found: Found) -> None:
     entry["ids"][found.notebook] = found.lms_id
 
 
-def collect(
-    source: Path, root: Path, pattern: str | None = None, grading_directory: str = GRADING_DIRECTORY
-) -> CollectReport:
+def collect(source: Path, course: Course, pattern: str | None = None) -> CollectReport:
     report = CollectReport()
-    notebooks = assignment_ids(root)  # one notebook per assignment, named like it
-    lms_students = load_lms_students(root, grading_directory)
+    notebooks = course.assignments()  # one notebook per assignment, named like it
+    lms_students = load_lms_students(course)
     with tempfile.TemporaryDirectory(prefix="collect-") as scratch:
         if zipfile.is_zipfile(source):
             with zipfile.ZipFile(source) as archive:
@@ -158,7 +155,7 @@ def collect(
                 nbformat.read(path, as_version=4)
             except Exception:  # noqa: BLE001 (any parse error: report it, grade will say unreadable)
                 report.unreadable.append(str(relative))
-            target = GradingFolder(root, grading_directory).submitted(student, notebook) / f"{notebook}.ipynb"
+            target = course.grading.submitted(student, notebook) / f"{notebook}.ipynb"
             earlier = [c for c in report.collected if c[:2] == (student, notebook)]
             if earlier:
                 report.replaced += [c[2] for c in earlier]
@@ -167,7 +164,7 @@ def collect(
             shutil.copyfile(path, target)
             report.collected.append((student, notebook, str(relative)))
     if lms_students:
-        path = lms_students_path(root, grading_directory)
+        path = lms_students_path(course)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(lms_students, indent=1, sort_keys=True))
     return report

@@ -33,7 +33,8 @@ from pathlib import Path
 import pandas as pd
 from nbgrader.api import Gradebook, MissingEntry
 
-from autograder.course.paths import GRADING_DIRECTORY, GradingFolder, sqlite_url
+from autograder.course.course import Course
+from autograder.course.paths import sqlite_url
 from autograder.pipeline.collect import CANVAS, MOODLE, load_lms_students
 from autograder.pipeline.feedback import feedback_state, load_releases
 from autograder.pipeline.gradebook import grade_cells
@@ -63,12 +64,12 @@ def manual_scores(db_path: Path, result: SubmissionResult) -> dict[str, float]:
         }
 
 
-def export_frame(root: Path, grading_directory: str = GRADING_DIRECTORY) -> pd.DataFrame:
+def export_frame(course: Course) -> pd.DataFrame:
     """The grades of every graded submission (rows sorted by assignment, then student)."""
-    db_path = GradingFolder(root, grading_directory).gradebook
-    releases = load_releases(root, grading_directory)
+    db_path = course.grading.gradebook
+    releases = load_releases(course)
     rows = []
-    for result in load_results(root, grading_directory):
+    for result in load_results(course):
         row: dict[str, object] = {
             "assignment": result.assignment,
             "student": result.student,
@@ -76,7 +77,7 @@ def export_frame(root: Path, grading_directory: str = GRADING_DIRECTORY) -> pd.D
             "reason": result.reason,
             "flags": " | ".join(result.flags),
             "repairs": " | ".join(result.repairs),
-            "feedback": feedback_state(result, releases, root, grading_directory),
+            "feedback": feedback_state(result, releases, course),
             "autograded_score": result.score,
             "autograded_max": sum(test.max_score for test in result.tests),
         }
@@ -100,8 +101,8 @@ def export_frame(root: Path, grading_directory: str = GRADING_DIRECTORY) -> pd.D
     return frame.sort_values(["assignment", "student"]).reset_index(drop=True) if rows else frame
 
 
-def export_csv(root: Path, path: Path, grading_directory: str = GRADING_DIRECTORY) -> pd.DataFrame:
-    frame = export_frame(root, grading_directory)
+def export_csv(course: Course, path: Path) -> pd.DataFrame:
+    frame = export_frame(course)
     frame.to_csv(path, index=False)
     return frame
 
@@ -122,10 +123,9 @@ def submission_totals(frame: pd.DataFrame) -> dict[tuple[str, str], float]:
     return {(row.assignment, row.student): float(row.total) for row in handed_in.itertuples()}
 
 
-def points_possible(root: Path, assignment: str, grading_directory: str = GRADING_DIRECTORY) -> float:
+def points_possible(course: Course, assignment: str) -> float:
     """The most points of an assignment: every graded cell, tests and written answers."""
-    db = GradingFolder(root, grading_directory).gradebook
-    return sum(cell.max_score for cell in grade_cells(db, assignment))
+    return sum(cell.max_score for cell in grade_cells(course.grading.gradebook, assignment))
 
 
 def score_text(score: float | None) -> str:
@@ -141,14 +141,14 @@ def checks(frame: pd.DataFrame) -> list[str]:
     return [f"{row.student}/{row.assignment}: {row.status}" for row in unclean.itertuples()]
 
 
-def export_canvas(root: Path, path: Path, grading_directory: str = GRADING_DIRECTORY) -> LmsExport:
+def export_canvas(course: Course, path: Path) -> LmsExport:
     """The CSV Canvas's gradebook imports: a column per assignment handed in, a row per Canvas student."""
-    frame = export_frame(root, grading_directory)
+    frame = export_frame(course)
     totals = submission_totals(frame)
     assignments = sorted({assignment for assignment, _ in totals})
-    canvas = {s: e for s, e in lms_students_of(load_lms_students(root, grading_directory), CANVAS).items()
+    canvas = {s: e for s, e in lms_students_of(load_lms_students(course), CANVAS).items()
               if any(e["ids"].values())}  # fmt: skip
-    rows = [{"Student": CANVAS_POINTS_ROW} | {a: score_text(points_possible(root, a, grading_directory))
+    rows = [{"Student": CANVAS_POINTS_ROW} | {a: score_text(points_possible(course, a))
                                               for a in assignments}]  # fmt: skip
     for student, entry in sorted(canvas.items()):
         user_id = next(i for i in entry["ids"].values() if i)
@@ -160,18 +160,16 @@ def export_canvas(root: Path, path: Path, grading_directory: str = GRADING_DIREC
     return LmsExport([path], len(canvas), left_out, checks(frame))
 
 
-def export_moodle(
-    root: Path, path: Path, grading_directory: str = GRADING_DIRECTORY, now: datetime | None = None
-) -> LmsExport:
+def export_moodle(course: Course, path: Path, now: datetime | None = None) -> LmsExport:
     """One grading worksheet per assignment handed in, ``<path stem>-<assignment>.csv``, a row per participant."""
-    frame = export_frame(root, grading_directory)
+    frame = export_frame(course)
     totals = submission_totals(frame)
-    moodle = lms_students_of(load_lms_students(root, grading_directory), MOODLE)
+    moodle = lms_students_of(load_lms_students(course), MOODLE)
     modified = (now or datetime.now(UTC)).isoformat(timespec="seconds")
     export = LmsExport(to_check=checks(frame))
     left_out: set[str] = set()
     for assignment in sorted({assignment for assignment, _ in totals}):
-        most = score_text(points_possible(root, assignment, grading_directory))
+        most = score_text(points_possible(course, assignment))
         rows = [
             [MOODLE_IDENTIFIER.format(entry["ids"][assignment]), entry["name"],
              score_text(totals.get((assignment, student))), most, modified]

@@ -33,9 +33,9 @@ from nbconvert import HTMLExporter  # noqa: E402
 from nbformat import NotebookNode  # noqa: E402
 from nbformat.v4 import new_markdown_cell, new_notebook  # noqa: E402
 
+from autograder.course.course import Course  # noqa: E402
 from autograder.course.notebooks import HIDDEN_TESTS, grade_id, is_graded_test_cell  # noqa: E402
-from autograder.course.paths import GRADING_DIRECTORY, GradingFolder  # noqa: E402
-from autograder.course.settings import RELEASE_DIRECTORY, SOURCE_DIRECTORY, release_notebook  # noqa: E402
+from autograder.course.settings import RELEASE_DIRECTORY, SOURCE_DIRECTORY  # noqa: E402
 from autograder.pipeline.results import Status, SubmissionResult, load_results  # noqa: E402
 
 DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
@@ -76,16 +76,15 @@ class Secrets:
     lines: frozenset[str]
 
     @classmethod
-    def of_course(cls, root: Path) -> "Secrets":
+    def of_course(cls, course: Course) -> "Secrets":
         """Every hidden-test line of every source notebook, except short ones and those the release shows anyway
         (as a line or within one)."""
-        sources = sorted((Path(root) / SOURCE_DIRECTORY).rglob("*.ipynb"))
+        sources = sorted((course.root / SOURCE_DIRECTORY).rglob("*.ipynb"))
         if not sources:  # without them nothing could be scrubbed
-            raise FileNotFoundError(f"no source notebook under {Path(root) / SOURCE_DIRECTORY}: feedback needs them")
+            raise FileNotFoundError(f"no source notebook under {course.root / SOURCE_DIRECTORY}: feedback needs them")
         hidden = notebook_lines(sources, hidden_only=True)
-        public = "\n".join(
-            notebook_lines(sorted((Path(root) / RELEASE_DIRECTORY).glob("*/*.ipynb")), hidden_only=False)
-        )
+        releases = sorted((course.root / RELEASE_DIRECTORY).glob("*/*.ipynb"))
+        public = "\n".join(notebook_lines(releases, hidden_only=False))
         return cls(frozenset(line for line in hidden if len(line) >= SHORTEST_SECRET and line not in public))
 
     @functools.cached_property
@@ -184,11 +183,9 @@ def student_view(autograded: NotebookNode, release: NotebookNode, secrets: Secre
     return notebook
 
 
-def feedback_html(
-    result: SubmissionResult, notebook_name: str, root: Path, grading_directory: str, secrets: Secrets
-) -> str:
-    autograded = GradingFolder(root, grading_directory).autograded(result.student, result.assignment)
-    release = nbformat.read(release_notebook(result.assignment, root).parent / f"{notebook_name}.ipynb", 4)
+def feedback_html(result: SubmissionResult, notebook_name: str, course: Course, secrets: Secrets) -> str:
+    autograded = course.grading.autograded(result.student, result.assignment)
+    release = nbformat.read(course.release_folder(result.assignment) / f"{notebook_name}.ipynb", 4)
     path = autograded / f"{notebook_name}.ipynb"
     notebook = student_view(nbformat.read(path, 4), release, secrets) if path.exists() else new_notebook()
     notebook.cells.insert(0, summary_cell(result, notebook_name, secrets))
@@ -200,21 +197,21 @@ def feedback_html(
     return SCRIPT.sub("", body)
 
 
-def feedback_folder(root: Path, result: SubmissionResult, grading_directory: str = GRADING_DIRECTORY) -> Path:
-    return GradingFolder(root, grading_directory).feedback(result.student, result.assignment)
+def feedback_folder(course: Course, result: SubmissionResult) -> Path:
+    return course.grading.feedback(result.student, result.assignment)
 
 
 def submission_key(result: SubmissionResult) -> str:
     return f"{result.student}/{result.assignment}"
 
 
-def releases_path(root: Path, grading_directory: str = GRADING_DIRECTORY) -> Path:
-    return GradingFolder(root, grading_directory).file(RELEASES_FILE)
+def releases_path(course: Course) -> Path:
+    return course.grading.file(RELEASES_FILE)
 
 
-def load_releases(root: Path, grading_directory: str = GRADING_DIRECTORY) -> dict[str, str]:
+def load_releases(course: Course) -> dict[str, str]:
     """``{"student/assignment": digest}`` of the flagged submissions the instructor released."""
-    path = releases_path(root, grading_directory)
+    path = releases_path(course)
     return json.loads(path.read_text()) if path.exists() else {}
 
 
@@ -233,29 +230,25 @@ def selects(selector: str, result: SubmissionResult) -> bool:
     return result.student == student and assignment in ("", result.assignment)
 
 
-def release_flagged(
-    root: Path, selectors: Iterable[str] = (), everything: bool = False, grading_directory: str = GRADING_DIRECTORY
-) -> list[str]:
+def release_flagged(course: Course, selectors: Iterable[str] = (), everything: bool = False) -> list[str]:
     """Release the feedback of the flagged submissions ``selectors`` name (or of all); returns those naming none."""
     selectors = list(selectors)
-    flagged = [r for r in load_results(root, grading_directory) if r.status == Status.FLAGGED]
-    releases = load_releases(root, grading_directory)
+    flagged = [r for r in load_results(course) if r.status == Status.FLAGGED]
+    releases = load_releases(course)
     for result in flagged:
         if everything or any(selects(selector, result) for selector in selectors):
             releases[submission_key(result)] = result.digest
-    path = releases_path(root, grading_directory)
+    path = releases_path(course)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(releases, indent=1, sort_keys=True))
     return [selector for selector in selectors if not any(selects(selector, r) for r in flagged)]
 
 
-def feedback_state(
-    result: SubmissionResult, releases: dict[str, str], root: Path, grading_directory: str = GRADING_DIRECTORY
-) -> str:
+def feedback_state(result: SubmissionResult, releases: dict[str, str], course: Course) -> str:
     """The export's ``feedback`` column: ``held (flagged)``, ``released``, ``written`` or ``none``."""
     if result.status == Status.FLAGGED:
         return "released" if is_released(result, releases) else "held (flagged)"
-    return "written" if any(feedback_folder(root, result, grading_directory).glob("*.html")) else "none"
+    return "written" if any(feedback_folder(course, result).glob("*.html")) else "none"
 
 
 @dataclass
@@ -264,19 +257,16 @@ class FeedbackRun:
     held: list[SubmissionResult] = field(default_factory=list)  # flagged and not released
 
 
-def write_feedback(
-    root: Path, students: list[str] | None = None, grading_directory: str = GRADING_DIRECTORY
-) -> FeedbackRun:
+def write_feedback(course: Course, students: list[str] | None = None) -> FeedbackRun:
     """Write ``grading/feedback/<student>/<assignment>/<notebook>.html`` for every graded result not held.
 
     A held submission's earlier pages (from before it was flagged) are removed, so none goes out.
     """
-    root = Path(root)
-    secrets, releases, run = Secrets.of_course(root), load_releases(root, grading_directory), FeedbackRun()
-    for result in load_results(root, grading_directory):
+    secrets, releases, run = Secrets.of_course(course), load_releases(course), FeedbackRun()
+    for result in load_results(course):
         if students and result.student not in students or not result.tests:
             continue
-        folder = feedback_folder(root, result, grading_directory)
+        folder = feedback_folder(course, result)
         if is_held(result, releases):
             shutil.rmtree(folder, ignore_errors=True)
             run.held.append(result)
@@ -284,6 +274,6 @@ def write_feedback(
         for notebook in sorted({t.notebook for t in result.tests}):
             target = folder / f"{notebook}.html"
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(feedback_html(result, notebook, root, grading_directory, secrets))
+            target.write_text(feedback_html(result, notebook, course, secrets))
             run.written.append(target)
     return run

@@ -19,9 +19,9 @@ import nbformat
 from nbgrader.api import Gradebook
 from tqdm import tqdm
 
+from autograder.course.course import Course
 from autograder.course.notebooks import fill_answers, reference_answers
-from autograder.course.paths import GRADING_DIRECTORY, GradingFolder, sqlite_url
-from autograder.course.settings import assignment_ids, release_notebook, source_notebook
+from autograder.course.paths import sqlite_url
 from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
 from autograder.pipeline import gradebook
@@ -40,22 +40,22 @@ def time_reference(job: GradeJob) -> dict[str, dict[str, float]]:
     cells = job.cells or gradebook.grade_cells(job.template_db, job.assignment)
     scratch = SubmissionResult(job.assignment, job.student, Status.GRADED)
     notebooks, _ = read_notebooks(job, expected_notebooks(cells), scratch)
-    folder = source_notebook(job.assignment, job.root).parent
+    folder = job.course.source_folder(job.assignment)
     sources = {name: nbformat.read(folder / f"{name}.ipynb", as_version=4) for name in notebooks}
     kernel = run_in_kernel(job, notebooks, sources, {})
     return {name: cell_seconds(notebook) for name, notebook in kernel.autograded.items()} if kernel.finished else {}
 
 
-def write_reference_submission(root: Path, assignment: str, folder: Path) -> None:
+def write_reference_submission(course: Course, assignment: str, folder: Path) -> None:
     """The release notebooks of ``assignment`` filled with the reference answers, in ``folder``."""
     folder.mkdir(parents=True)
-    for path in source_notebook(assignment, root).parent.glob("*.ipynb"):
-        release = nbformat.read(release_notebook(assignment, root).parent / path.name, as_version=4)
+    for path in course.source_folder(assignment).glob("*.ipynb"):
+        release = nbformat.read(course.release_folder(assignment) / path.name, as_version=4)
         answers = reference_answers(nbformat.read(path, as_version=4))
         nbformat.write(fill_answers(release, answers), folder / path.name)
 
 
-def reference_limits(jobs: dict[str, GradeJob], grading: GradingFolder, executor: Executor) -> dict[str, CellLimits]:
+def reference_limits(jobs: dict[str, GradeJob], course: Course, executor: Executor) -> dict[str, CellLimits]:
     """Each assignment's cell limits, from its kept reference times or from timing the reference now.
 
     ``jobs`` are the reference jobs by assignment. An assignment whose reference run does not
@@ -64,8 +64,7 @@ def reference_limits(jobs: dict[str, GradeJob], grading: GradingFolder, executor
     times: dict[str, dict[str, dict[str, float]]] = {}
     pending: dict[Future, str] = {}
     for assignment, job in jobs.items():
-        digest = sources_digest(source_notebook(assignment, job.root).parent)
-        kept = load_times(grading, assignment, digest)
+        kept = load_times(course.grading, assignment, sources_digest(course.source_folder(assignment)))
         if kept is not None:
             times[assignment] = kept
         else:
@@ -78,8 +77,7 @@ def reference_limits(jobs: dict[str, GradeJob], grading: GradingFolder, executor
             print(f"{assignment}: timing the reference answers failed ({error})", file=sys.stderr)
             times[assignment] = {}
         if times[assignment]:
-            save_times(grading, assignment, sources_digest(source_notebook(assignment, jobs[assignment].root).parent),
-                       times[assignment])  # fmt: skip
+            save_times(course.grading, assignment, sources_digest(course.source_folder(assignment)), times[assignment])
         else:
             print(f"{assignment}: the reference answers did not run through; every cell gets the cell timeout",
                   file=sys.stderr)  # fmt: skip
@@ -87,42 +85,40 @@ def reference_limits(jobs: dict[str, GradeJob], grading: GradingFolder, executor
     return {assignment: CellLimits.from_times(seconds, cap) for assignment, seconds in times.items()}
 
 
-def submitted_students(root: Path, grading_directory: str = GRADING_DIRECTORY) -> list[str]:
-    folder = GradingFolder(root, grading_directory).submitted()
+def submitted_students(course: Course) -> list[str]:
+    folder = course.grading.submitted()
     return sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
 
 
 def grade(
+    course: Course,
     *,
-    root: Path,
     assignments: list[str] | None = None,
     students: list[str] | None = None,
     jobs: int = 2,
     force: bool = False,
     limits: Limits | None = None,
     executor: Executor | None = None,
-    grading_directory: str = GRADING_DIRECTORY,
     clean_rerun: bool = True,
     sandbox: bool | None = None,
     progress: bool = True,
     reference_times: bool = True,
 ) -> list[SubmissionResult]:
-    """Grade the submissions under ``root/grading/submitted``; returns the results of this run.
+    """Grade the submissions in the course's ``grading/submitted``; returns the results of this run.
 
     Already graded submissions whose files have not changed are skipped unless ``force``.
     ``sandbox=None`` uses bubblewrap when it is installed. With ``reference_times``, each cell's
     time limit follows the reference run (see :mod:`autograder.pipeline.cell_limits`); without,
     every cell gets ``limits.cell_timeout``.
     """
-    root = Path(root).resolve()
     limits = limits or Limits()
     if limits.threads is None:  # share the cores between the parallel jobs
         limits = dataclasses.replace(limits, threads=max(1, (os.cpu_count() or 1) // max(1, jobs)))
     sandbox = bwrap_available() if sandbox is None else sandbox
-    grading = GradingFolder(root, grading_directory)
+    grading = course.grading
     real_db = grading.gradebook
     real_db.parent.mkdir(parents=True, exist_ok=True)
-    everyone = students or sorted(set(submitted_students(root, grading_directory)) | set(gradebook.students(real_db)))
+    everyone = students or sorted(set(submitted_students(course)) | set(gradebook.students(real_db)))
     results: list[SubmissionResult] = []
     own_executor = executor is None
     executor = executor or ProcessPoolExecutor(max_workers=max(1, jobs))
@@ -130,26 +126,26 @@ def grade(
         with tempfile.TemporaryDirectory(prefix="reference-") as references_folder:
             grading_jobs: list[GradeJob] = []
             references: dict[str, GradeJob] = {}
-            for assignment in assignments or assignment_ids(root):
-                template_db = gradebook.template_gradebook(root, grading, assignment)
-                gradebook.ensure_defined(root, grading, assignment)
+            for assignment in assignments or course.assignments():
+                template_db = gradebook.template_gradebook(course, assignment)
+                gradebook.ensure_defined(course, assignment)
                 cells = tuple(gradebook.grade_cells(template_db, assignment))
-                job = GradeJob(root, assignment, REFERENCE_STUDENT, Path(references_folder) / assignment,
-                               template_db, limits, grading_directory, clean_rerun, sandbox, cells=cells)  # fmt: skip
+                job = GradeJob(course, assignment, REFERENCE_STUDENT, Path(references_folder) / assignment,
+                               template_db, limits, clean_rerun, sandbox, cells=cells)  # fmt: skip
                 for student in everyone:
                     folder = grading.submitted(student, assignment)
-                    previous = load_result(root, assignment, student, grading_directory)
+                    previous = load_result(course, assignment, student)
                     if not force and previous is not None and previous.digest == folder_digest(folder):
                         continue
                     if not folder.is_dir():
                         results.append(SubmissionResult(assignment, student, Status.MISSING, "nothing submitted"))
-                        save_result(root, results[-1], grading_directory)
+                        save_result(course, results[-1])
                         continue
                     grading_jobs.append(dataclasses.replace(job, student=student, submission=folder))
                 if any(j.assignment == assignment for j in grading_jobs) and reference_times:
-                    write_reference_submission(root, assignment, job.submission)
+                    write_reference_submission(course, assignment, job.submission)
                     references[assignment] = job
-            cell_limits = reference_limits(references, grading, executor)
+            cell_limits = reference_limits(references, course, executor)
             grading_jobs = [dataclasses.replace(j, cell_limits=cell_limits.get(j.assignment)) for j in grading_jobs]
             futures: dict[Future, GradeJob] = {executor.submit(grade_submission, job): job for job in grading_jobs}
             # One session on the real gradebook for the whole run: each merge commits on its own.
@@ -164,7 +160,7 @@ def grade(
                                                   digest=folder_digest(job.submission))  # fmt: skip
                     with timed(result.phases, "merge"):
                         gradebook.merge(real, result)
-                    save_result(root, result, grading_directory)
+                    save_result(course, result)
                     results.append(result)
     finally:
         if own_executor:

@@ -11,7 +11,6 @@ import time
 
 import nbformat
 
-from autograder.course.settings import source_notebook
 from autograder.pipeline import gradebook
 from autograder.pipeline.grade_job import GradeJob
 from autograder.pipeline.kernel_run import keep_autograded, run_in_kernel
@@ -34,7 +33,7 @@ def grade_submission(job: GradeJob) -> SubmissionResult:
         result.reason = "; ".join(problems)
     else:
         with timed(result.phases, "read and scan"):
-            folder = source_notebook(job.assignment, job.root).parent
+            folder = job.course.source_folder(job.assignment)
             sources = {name: nbformat.read(folder / f"{name}.ipynb", as_version=4) for name in notebooks}
             repair_and_scan(job, notebooks, sources, result)
         kernel = run_in_kernel(job, notebooks, sources, result.phases)

@@ -1,7 +1,6 @@
 """Everything the grader reads from or writes to nbgrader gradebooks, through nbgrader's Gradebook API."""
 
 import json
-import shutil
 import tempfile
 import warnings
 from dataclasses import dataclass
@@ -11,8 +10,8 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.apps import NbGraderAPI
 from sqlalchemy.exc import SAWarning
 
-from autograder.course.paths import GradingFolder, sqlite_url
-from autograder.course.settings import SOURCE_DIRECTORY, course_config
+from autograder.course.course import Course
+from autograder.course.paths import sqlite_url
 from autograder.pipeline.cell_limits import sources_digest
 from autograder.pipeline.results import Status, SubmissionResult
 
@@ -27,52 +26,51 @@ class GradeCellInfo:
     autograded: bool  # a code test cell; False for a written answer graded by hand
 
 
-def define_assignment(root: Path, assignment: str, db_path: Path) -> None:
+def define_assignment(course: Course, assignment: str, db_path: Path) -> None:
     """Write ``assignment``'s definition (notebooks, grade and source cells) into ``db_path``.
 
     Runs nbgrader's generate_assignment in a throw-away course folder, so the repository's
     committed release notebooks are never rewritten by grading.
     """
     with tempfile.TemporaryDirectory(prefix="define-") as scratch:
-        course = Path(scratch)
-        shutil.copytree(Path(root) / SOURCE_DIRECTORY / assignment, course / SOURCE_DIRECTORY / assignment)
-        config = course_config(course)
+        config = course.copy_to(Path(scratch), [assignment], release=False).config()
         config.CourseDirectory.db_url = sqlite_url(db_path)
         result = NbGraderAPI(config=config).generate_assignment(assignment, force=True, create=True)
         if not result["success"]:
             raise RuntimeError(f"nbgrader could not define {assignment}:\n{result['log']}\n{result.get('error', '')}")
 
 
-def template_gradebook(root: Path, grading: GradingFolder, assignment: str) -> Path:
+def template_gradebook(course: Course, assignment: str) -> Path:
     """A gradebook holding only ``assignment``'s definition, kept in the grading folder until its notebooks change.
 
     Defining an assignment runs nbgrader's generate_assignment (seconds); every ``grade`` command
     and every job reuses the kept copy instead.
     """
-    digest = sources_digest(Path(root) / SOURCE_DIRECTORY / assignment)
-    path = grading.file(f"templates/{assignment}-{digest[:16]}.db")
+    digest = sources_digest(course.source_folder(assignment))
+    path = course.grading.file(f"templates/{assignment}-{digest[:16]}.db")
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         for stale in path.parent.glob(f"{assignment}-*.db"):
             stale.unlink()
         partial = path.with_suffix(".partial")
         partial.unlink(missing_ok=True)
-        define_assignment(root, assignment, partial)
+        define_assignment(course, assignment, partial)
         partial.replace(path)
     return path
 
 
-def ensure_defined(root: Path, grading: GradingFolder, assignment: str) -> None:
+def ensure_defined(course: Course, assignment: str) -> None:
     """Define ``assignment`` in the real gradebook, unless it already holds this version of its notebooks."""
+    grading = course.grading
     record = grading.file(DEFINED_FILE)
     try:
         defined = json.loads(record.read_text())
     except (OSError, ValueError):
         defined = {}
-    digest = sources_digest(Path(root) / SOURCE_DIRECTORY / assignment)
+    digest = sources_digest(course.source_folder(assignment))
     if defined.get(assignment) == digest and has_assignment(grading.gradebook, assignment):
         return
-    define_assignment(root, assignment, grading.gradebook)
+    define_assignment(course, assignment, grading.gradebook)
     defined[assignment] = digest
     record.write_text(json.dumps(defined, indent=1))
 

@@ -17,15 +17,16 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
+from autograder.course.course import Course
 from autograder.course.notebook_code import notebook_modules
 from autograder.course.notebooks import grade_id, is_graded_test_cell
-from autograder.course.paths import GradingFolder
+from autograder.course.paths import GRADEBOOK
 from autograder.isolated.protocol import AutogradeRequest
 from autograder.launch.limits import Outcome
 from autograder.launch.zygote import SandboxSpec, shared_zygote
 from autograder.pipeline import gradebook
 from autograder.pipeline.cell_limits import cell_seconds
-from autograder.pipeline.grade_job import GradeJob, readable_data
+from autograder.pipeline.grade_job import GradeJob
 from autograder.pipeline.results import timed
 from autograder.pipeline.submission_files import regular_file
 
@@ -66,7 +67,7 @@ def merged_cell_limits(job: GradeJob, names: Iterable[str]) -> dict[str, float]:
 def run_in_kernel(job: GradeJob, notebooks: dict[str, NotebookNode], sources: dict[str, NotebookNode],
                   phases: dict[str, float]) -> KernelRun:  # fmt: skip
     """nbgrader's autograde of the notebooks, in a limited child of the nbgrader zygote; steps timed in ``phases``."""
-    readable = tuple(readable_data(job.root))
+    readable = tuple(job.course.data_folders())
     # Neither the kernels nor nbgrader have a network: they talk through Unix sockets in the kernels' scratch.
     kernel_sandbox = SandboxSpec(readable) if job.sandbox else None
     kernels = shared_zygote(KERNEL_PRELOAD + preloads(*sources.values()), kernel_sandbox, listen=True)
@@ -82,15 +83,15 @@ def run_in_kernel(job: GradeJob, notebooks: dict[str, NotebookNode], sources: di
     visible, private = kernels.job_folder(), nbgrader.job_folder()  # the kernel's folder; the course copy, gradebook
     try:
         with timed(phases, "course copy"):
-            course, db = private / "course", private / "gradebook.db"
+            course, db = Course(private / "course"), private / GRADEBOOK
             shutil.copy(job.template_db, db)
-            submitted = GradingFolder(course).submitted(job.student, job.assignment)
+            submitted = course.grading.submitted(job.student, job.assignment)
             shutil.copytree(job.submission, submitted, symlinks=True)  # a link to the course stays a dead link
             for name, notebook in notebooks.items():
                 nbformat.write(notebook, submitted / f"{name}.ipynb")
             shutil.copytree(job.submission, visible / "work", symlinks=True, ignore=shutil.ignore_patterns("*.ipynb"))
         request = AutogradeRequest(
-            course=str(course), gradebook=str(db), assignment=job.assignment, student=job.student,
+            course=str(course.root), gradebook=str(db), assignment=job.assignment, student=job.student,
             cell_timeout=job.limits.cell_timeout, cell_limits=merged_cell_limits(job, notebooks),
             kernel_socket=str(kernels.socket_path), kernel_token=kernels.token, kernel_folder=str(visible),
         )  # fmt: skip
@@ -98,7 +99,7 @@ def run_in_kernel(job: GradeJob, notebooks: dict[str, NotebookNode], sources: di
         with timed(phases, "read back"):
             # nbgrader saves a submission with empty grades before it fails
             scores = gradebook.kernel_scores(db, job.assignment, job.student) if outcome.returncode == 0 else None
-            autograded = read_autograded(GradingFolder(course).autograded(job.student, job.assignment), notebooks)
+            autograded = read_autograded(course.grading.autograded(job.student, job.assignment), notebooks)
     finally:
         with timed(phases, "course copy"):
             shutil.rmtree(visible, ignore_errors=True)
@@ -154,7 +155,7 @@ def cap_outputs(notebook: NotebookNode, limit: int = MAX_OUTPUT_CHARS) -> Notebo
 
 def keep_autograded(autograded: dict[str, NotebookNode], job: GradeJob) -> None:
     """Write the autograded notebooks (outputs capped) to the real grading folder, for formgrader."""
-    target = GradingFolder(job.root, job.grading_directory).autograded(job.student, job.assignment)
+    target = job.course.grading.autograded(job.student, job.assignment)
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)

@@ -9,10 +9,8 @@ gradebook. ``grade --profile`` and ``autograder.benchmark`` print this table.
 """
 
 from collections.abc import Iterable
-from pathlib import Path
 
-from autograder.course.paths import GradingFolder
-from autograder.course.settings import source_notebook
+from autograder.course.course import Course
 from autograder.pipeline.cell_limits import load_times, sources_digest
 from autograder.pipeline.results import Status, SubmissionResult
 
@@ -55,11 +53,11 @@ def phase_table(results: Iterable[SubmissionResult], reference_cells: dict[str, 
     return lines
 
 
-def reference_cell_seconds(root: Path, grading: GradingFolder, assignments: Iterable[str]) -> dict[str, float]:
+def reference_cell_seconds(course: Course, assignments: Iterable[str]) -> dict[str, float]:
     """The kept reference run's total cell time per assignment (those timed for their current notebooks)."""
     found = {}
     for assignment in assignments:
-        times = load_times(grading, assignment, sources_digest(source_notebook(assignment, root).parent))
+        times = load_times(course.grading, assignment, sources_digest(course.source_folder(assignment)))
         if times:
             found[assignment] = sum(sum(cells.values()) for cells in times.values())
     return found

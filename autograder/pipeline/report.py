@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from autograder.course.paths import GRADING_DIRECTORY  # noqa: E402
+from autograder.course.course import Course  # noqa: E402
 from autograder.pipeline.results import SubmissionResult, load_results  # noqa: E402
 
 
@@ -63,8 +63,8 @@ def failure_heatmap(tests: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def write_report(root: Path, output: Path, grading_directory: str = GRADING_DIRECTORY, top: int = 15) -> Path:
-    results = load_results(root, grading_directory)
+def write_report(course: Course, output: Path, top: int = 15) -> Path:
+    results = load_results(course)
     tests = test_frame(results)
     parts = ["<html><head><meta charset='utf-8'><title>Class report</title>",
              "<style>body{font-family:sans-serif;margin:2em} table{border-collapse:collapse}"

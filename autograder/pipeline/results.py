@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from autograder.course.paths import GRADING_DIRECTORY, GradingFolder
+from autograder.course.course import Course
 
 
 class Status(StrEnum):
@@ -78,30 +78,28 @@ def timed(phases: dict[str, float], name: str) -> Iterator[None]:
         phases[name] = phases.get(name, 0.0) + time.monotonic() - start
 
 
-def results_directory(root: Path, grading_directory: str = GRADING_DIRECTORY) -> Path:
-    return GradingFolder(root, grading_directory).results()
+def results_directory(course: Course) -> Path:
+    return course.grading.results()
 
 
-def result_path(root: Path, assignment: str, student: str, grading_directory: str = GRADING_DIRECTORY) -> Path:
-    return results_directory(root, grading_directory) / assignment / f"{student}.json"
+def result_path(course: Course, assignment: str, student: str) -> Path:
+    return results_directory(course) / assignment / f"{student}.json"
 
 
-def save_result(root: Path, result: SubmissionResult, grading_directory: str = GRADING_DIRECTORY) -> Path:
-    path = result_path(root, result.assignment, result.student, grading_directory)
+def save_result(course: Course, result: SubmissionResult) -> Path:
+    path = result_path(course, result.assignment, result.student)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(result.to_json())
     return path
 
 
-def load_result(
-    root: Path, assignment: str, student: str, grading_directory: str = GRADING_DIRECTORY
-) -> SubmissionResult | None:
-    path = result_path(root, assignment, student, grading_directory)
+def load_result(course: Course, assignment: str, student: str) -> SubmissionResult | None:
+    path = result_path(course, assignment, student)
     return SubmissionResult.from_json(path.read_text()) if path.exists() else None
 
 
-def load_results(root: Path, grading_directory: str = GRADING_DIRECTORY) -> list[SubmissionResult]:
-    folder = results_directory(root, grading_directory)
+def load_results(course: Course) -> list[SubmissionResult]:
+    folder = results_directory(course)
     return [SubmissionResult.from_json(p.read_text()) for p in sorted(folder.glob("*/*.json"))]
 
 

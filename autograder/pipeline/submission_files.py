@@ -7,7 +7,6 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from autograder.course.settings import release_notebook
 from autograder.pipeline import gradebook, static_scan
 from autograder.pipeline.grade_job import GradeJob
 from autograder.pipeline.results import SubmissionResult
@@ -61,7 +60,7 @@ def read_notebooks(
 def repair_and_scan(job: GradeJob, notebooks: dict[str, NotebookNode], sources: dict[str, NotebookNode],
                     result: SubmissionResult) -> None:  # fmt: skip
     """Sanitize each notebook against its release (in place) and note what the static scan finds."""
-    releases = release_notebook(job.assignment, job.root).parent
+    releases = job.course.release_folder(job.assignment)
     for name, notebook in notebooks.items():
         release = nbformat.read(releases / f"{name}.ipynb", as_version=4)
         notebooks[name], repairs = sanitize_notebook(notebook, release)

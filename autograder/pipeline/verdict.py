@@ -12,7 +12,7 @@ from nbformat import NotebookNode
 
 from autograder.launch.zygote import SandboxSpec, shared_zygote
 from autograder.pipeline import clean_rerun
-from autograder.pipeline.grade_job import GradeJob, readable_data
+from autograder.pipeline.grade_job import GradeJob
 from autograder.pipeline.kernel_run import KernelRun, failure_messages, preloads
 from autograder.pipeline.results import Status, SubmissionResult, timed
 
@@ -29,7 +29,7 @@ def rerun_cleanly(job: GradeJob, notebooks: dict[str, NotebookNode], sources: di
     scored = kernel.finished and any(kernel.scores.values())
     if kernel.finished and not (job.clean_rerun and scored):
         return {}
-    isolated = SandboxSpec(tuple(readable_data(job.root))) if job.sandbox else None
+    isolated = SandboxSpec(tuple(job.course.data_folders())) if job.sandbox else None
     verdicts = {}
     for name, notebook in notebooks.items():
         zygote = shared_zygote(preloads(sources[name]), isolated)

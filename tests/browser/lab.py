@@ -24,6 +24,8 @@ from pathlib import Path
 
 import psutil
 
+from autograder.course.settings import RELEASE_DIRECTORY
+
 # Debian's chromium under Playwright, as NBGRADER_NOTES.md (section JupyterLab) records it.
 CHROMIUM_FLAGS = [
     "--no-sandbox",
@@ -150,9 +152,9 @@ class JupyterLab:
 
 def start_lab(folder: Path, notebooks: Path, timeout: float = 180.0) -> JupyterLab:
     """Copy ``notebooks`` into ``folder/notebooks`` and start JupyterLab on it; wait until it answers."""
-    shutil.copytree(notebooks, folder / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copytree(notebooks, folder / RELEASE_DIRECTORY, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     (folder / "nbgrader_config.py").write_text(NBGRADER_CONFIG)
-    return launch_lab(folder, folder / "notebooks", timeout)
+    return launch_lab(folder, folder / RELEASE_DIRECTORY, timeout)
 
 
 def start_instructor_lab(course: Path, timeout: float = 180.0) -> JupyterLab:

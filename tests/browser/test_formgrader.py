@@ -32,12 +32,14 @@ import psutil
 import pytest
 from nbgrader.api import Gradebook
 
+from autograder.course.course import Course
 from autograder.course.notebooks import fill_answers, is_graded_test_cell, nbgrader_meta, reference_answers
-from autograder.course.paths import GradingFolder
+from autograder.course.paths import sqlite_url
 from autograder.course.settings import REPO_ROOT
 from tests.browser.formgrader_page import FormgraderPage
 from tests.browser.lab import NBGRADER_CONFIG, JupyterLab, end_processes, start_instructor_lab
 from tests.conftest import TIMINGS
+from tests.support.course import ThrowawayCourse
 
 pytestmark = pytest.mark.slow
 
@@ -88,16 +90,16 @@ class AutograderRun:
         self.process.wait(timeout=30)
 
 
-def start_autograder(course: Path, log: Path, *args: str) -> AutograderRun:
+def start_autograder(course: Course, log: Path, *args: str) -> AutograderRun:
     """Start the command from the repository root, as the README runs it, in an instructor's environment."""
     env = {k: v for k, v in os.environ.items() if k not in ("MPLBACKEND", "TFCOURSE_FAST")}  # set by tests/conftest
-    command = [sys.executable, "-m", "autograder", "--root", str(course), *args]
+    command = [sys.executable, "-m", "autograder", "--root", str(course.root), *args]
     with log.open("w") as out:
         process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     return AutograderRun(args, process, log, time.perf_counter())
 
 
-def autograder(course: Path, log: Path, *args: str) -> str:
+def autograder(course: Course, log: Path, *args: str) -> str:
     run = start_autograder(course, log, *args)
     try:
         return run.wait()
@@ -105,18 +107,14 @@ def autograder(course: Path, log: Path, *args: str) -> str:
         run.stop()
 
 
-def notebook_path(course: Path, folder: str) -> Path:
-    return course / folder / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-
-
-def filled_with_reference_answers(course: Path) -> nbformat.NotebookNode:
+def filled_with_reference_answers(course: Course) -> nbformat.NotebookNode:
     """The release notebook with every cell a student writes as the source holds it."""
-    source = nbformat.read(notebook_path(course, "solutions"), as_version=4)
-    return fill_answers(nbformat.read(notebook_path(course, "notebooks"), as_version=4), reference_answers(source))
+    source = nbformat.read(course.source_notebook(ASSIGNMENT), as_version=4)
+    return fill_answers(nbformat.read(course.release_notebook(ASSIGNMENT), as_version=4), reference_answers(source))
 
 
-def autograded_points(course: Path) -> float:
-    source = nbformat.read(notebook_path(course, "solutions"), as_version=4)
+def autograded_points(course: Course) -> float:
+    source = nbformat.read(course.source_notebook(ASSIGNMENT), as_version=4)
     return sum(nbgrader_meta(cell)["points"] for cell in source.cells if is_graded_test_cell(cell))
 
 
@@ -125,29 +123,27 @@ def assert_graded_once(output: str) -> None:
     assert "1 graded in this run" in output, f"the submission was not (re-)graded:\n{output}"
 
 
-def gradebook_grades(course: Path) -> tuple[str, dict[str, GradeRow]]:
+def gradebook_grades(course: Course) -> tuple[str, dict[str, GradeRow]]:
     """The id of ann's submitted notebook (formgrader's submission id), and ``{grade id: GradeRow}``."""
-    with Gradebook(f"sqlite:///{GradingFolder(course).gradebook}") as gb:
+    with Gradebook(sqlite_url(course.grading.gradebook)) as gb:
         notebook = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, STUDENT)
         rows = {g.name: GradeRow(g.auto_score, g.manual_score, bool(g.needs_manual_grade)) for g in notebook.grades}
         return notebook.id, rows
 
 
 @pytest.fixture
-def course(tmp_path: Path) -> Path:
+def course(throwaway_course: ThrowawayCourse) -> Course:
     """Notebook 01 laid out like the repository, the course's nbgrader settings, ann's hand-in."""
-    course = tmp_path / "course"
-    for folder in ("solutions", "notebooks"):
-        shutil.copytree(REPO_ROOT / folder / ASSIGNMENT, course / folder / ASSIGNMENT)
-    (course / "nbgrader_config.py").write_text(NBGRADER_CONFIG)
-    handed_in = GradingFolder(course).submitted(STUDENT, ASSIGNMENT) / f"{ASSIGNMENT}.ipynb"
+    course = throwaway_course(ASSIGNMENT)
+    (course.root / "nbgrader_config.py").write_text(NBGRADER_CONFIG)
+    handed_in = course.grading.submitted(STUDENT, ASSIGNMENT) / f"{ASSIGNMENT}.ipynb"
     handed_in.parent.mkdir(parents=True)
     nbformat.write(filled_with_reference_answers(course), handed_in)
     return course
 
 
 @pytest.fixture
-def first_grade(course: Path, tmp_path: Path) -> Iterator[AutograderRun]:
+def first_grade(course: Course, tmp_path: Path) -> Iterator[AutograderRun]:
     """``grade``, started before the instructor's server and browser, which start while it runs."""
     run = start_autograder(course, tmp_path / "grade.log", *GRADE)
     try:
@@ -157,8 +153,8 @@ def first_grade(course: Path, tmp_path: Path) -> Iterator[AutograderRun]:
 
 
 @pytest.fixture
-def instructor_lab(course: Path, chromium: str, artifacts: Path) -> Iterator[JupyterLab]:
-    server = start_instructor_lab(course)
+def instructor_lab(course: Course, chromium: str, artifacts: Path) -> Iterator[JupyterLab]:
+    server = start_instructor_lab(course.root)
     try:
         yield server
     finally:
@@ -168,7 +164,7 @@ def instructor_lab(course: Path, chromium: str, artifacts: Path) -> Iterator[Jup
 
 
 def test_manual_scores_in_formgrader_survive_a_regrade_and_reach_the_export(
-    course: Path, first_grade: AutograderRun, instructor_lab: JupyterLab, bare_page, artifacts: Path, tmp_path: Path
+    course: Course, first_grade: AutograderRun, instructor_lab: JupyterLab, bare_page, artifacts: Path, tmp_path: Path
 ) -> None:
     formgrader = FormgraderPage(bare_page, instructor_lab, artifacts / "formgrader")
     formgrader.open_lab()

@@ -2,18 +2,17 @@
 
 import pytest
 
-from autograder.course.settings import source_notebook
 from autograder.pipeline.grade import grade
-from tests.grader.hostile_class import ASSIGNMENT, CASES, LIMITS, GradedClass, make_course, submit
+from tests.grader.hostile_class import ASSIGNMENT, CASES, LIMITS, GradedClass, submit
+from tests.support.course import ThrowawayCourse
 
 
 @pytest.fixture(scope="session")
-def graded_class(tmp_path_factory: pytest.TempPathFactory) -> GradedClass:
-    root = tmp_path_factory.mktemp("course")
-    make_course(root)
+def graded_class(throwaway_course: ThrowawayCourse) -> GradedClass:
+    course = throwaway_course(ASSIGNMENT)
     for case in CASES:
-        submit(root, case)
-    good = root / "grading" / "submitted" / "good" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    good_bytes, solution_bytes = good.read_bytes(), source_notebook(ASSIGNMENT, root).read_bytes()
-    results = grade(root=root, jobs=2, limits=LIMITS, progress=False)
-    return GradedClass(root, {r.student: r for r in results}, good_bytes, solution_bytes)
+        submit(course, case)
+    good = course.grading.submitted("good", ASSIGNMENT) / f"{ASSIGNMENT}.ipynb"
+    good_bytes, solution_bytes = good.read_bytes(), course.source_notebook(ASSIGNMENT).read_bytes()
+    results = grade(course, jobs=2, limits=LIMITS, progress=False)
+    return GradedClass(course, {r.student: r for r in results}, good_bytes, solution_bytes)

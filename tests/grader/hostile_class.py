@@ -1,12 +1,12 @@
 """A class of hostile and honest submissions for the grader's tests, and how to hand them in.
 
-Every submission is built from the course's own notebooks with nbformat, in a temporary
-copy of the course, so the tests never touch the repository's grading folder.
+Every submission is built from the course's own notebooks with nbformat and handed in to a
+throw-away course (the ``throwaway_course`` fixture), so the tests never touch the repository's
+grading folder.
 """
 
 import base64
 import copy
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +15,7 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell
 
+from autograder.course.course import Course
 from autograder.course.notebooks import (
     HIDDEN_TESTS,
     fill_answers,
@@ -23,6 +24,7 @@ from autograder.course.notebooks import (
     nbgrader_meta,
     reference_answers,
 )
+from autograder.course.paths import GRADEBOOK
 from autograder.course.settings import REPO_ROOT, release_notebook, source_notebook
 from autograder.launch.limits import Limits
 from autograder.pipeline.results import SubmissionResult
@@ -86,29 +88,29 @@ class Case:
     """A student of the class: how their notebook is made, and what the grader must make of it."""
 
     student: str
-    build: Callable[[Path], NotebookNode | str | None]  # str: raw file text; None: nothing submitted
+    build: Callable[[Course], NotebookNode | str | None]  # str: raw file text; None: nothing submitted
 
 
-def deleted_test(root: Path) -> NotebookNode:
+def deleted_test(course: Course) -> NotebookNode:
     notebook = with_answer(solution(), "sdpa", NO_SCALING)
     del notebook.cells[cell_index(notebook, "sdpa_values")]
     return notebook
 
 
-def edited_test(root: Path) -> NotebookNode:
+def edited_test(course: Course) -> NotebookNode:
     notebook = with_answer(solution(), "sdpa", NO_SCALING)
     notebook.cells[cell_index(notebook, "sdpa_values")].source = "pass"
     return notebook
 
 
-def duplicate_ids(root: Path) -> NotebookNode:
+def duplicate_ids(course: Course) -> NotebookNode:
     notebook = solution()
     index = cell_index(notebook, "causal_mask")
     notebook.cells.insert(index + 1, copy.deepcopy(notebook.cells[index]))  # a copy-pasted answer cell
     return notebook
 
 
-def allclose_patched(root: Path) -> NotebookNode:
+def allclose_patched(course: Course) -> NotebookNode:
     wrong = "def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):\n"
     wrong += "    return torch.zeros_like(value[..., :1, :]).expand(*query.shape[:-1], value.shape[-1]), None\n"
     patch = (
@@ -121,7 +123,7 @@ def allclose_patched(root: Path) -> NotebookNode:
     return with_answer(solution(), "sdpa", wrong + patch)
 
 
-def assert_stripper(root: Path) -> NotebookNode:
+def assert_stripper(course: Course) -> NotebookNode:
     wrong = "def causal_mask(size, device=None):\n    return torch.ones(size, size, dtype=torch.bool, device=device)\n"
     strip = (
         "def _drop(lines):\n"
@@ -131,9 +133,9 @@ def assert_stripper(root: Path) -> NotebookNode:
     return with_answer(solution(), "causal_mask", wrong + strip)
 
 
-def reads_hidden(root: Path) -> NotebookNode:
+def reads_hidden(course: Course) -> NotebookNode:
     # Looks for the instructor's files where a shared grading machine keeps them.
-    candidates = [source_notebook(ASSIGNMENT, root), source_notebook(ASSIGNMENT, REPO_ROOT)]
+    candidates = [course.source_notebook(ASSIGNMENT), source_notebook(ASSIGNMENT, REPO_ROOT)]
     cheat = f"""
 def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
     import json, math
@@ -151,20 +153,20 @@ def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
     return with_answer(solution(), "sdpa", cheat)
 
 
-def vandal_targets(root: Path) -> list[str]:
+def vandal_targets(course: Course) -> list[str]:
     """The files a vandal would like to overwrite: the real gradebook, a classmate's work, the solutions."""
     targets = [
-        root / "grading" / "gradebook.db",
-        root / "grading" / "submitted" / "good" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
-        source_notebook(ASSIGNMENT, root),
-        Path("../../../gradebook.db"),  # the course copy's gradebook, seen from the kernel's folder
+        course.grading.gradebook,
+        course.grading.submitted("good", ASSIGNMENT) / f"{ASSIGNMENT}.ipynb",
+        course.source_notebook(ASSIGNMENT),
+        Path("../../..", GRADEBOOK),  # the course copy's gradebook, seen from the kernel's folder
     ]
     return [str(target) for target in targets]
 
 
-def writes_outside(root: Path) -> NotebookNode:
+def writes_outside(course: Course) -> NotebookNode:
     vandal = f"""
-for target in {vandal_targets(root)!r}:
+for target in {vandal_targets(course)!r}:
     try:
         with open(target, "w") as handle:
             handle.write("overwritten by a student")
@@ -175,9 +177,9 @@ for target in {vandal_targets(root)!r}:
     return with_cell_after(solution(), "padding_mask", vandal)
 
 
-def writes_from_function(root: Path) -> NotebookNode:
+def writes_from_function(course: Course) -> NotebookNode:
     """A correct answer that also tries to overwrite files each time the tests call it (clean re-run too)."""
-    vandal = f"""    for target in {vandal_targets(root)!r}:
+    vandal = f"""    for target in {vandal_targets(course)!r}:
         try:
             with open(target, "w") as handle:
                 handle.write("overwritten by a student")
@@ -188,9 +190,9 @@ def writes_from_function(root: Path) -> NotebookNode:
     return with_answer(solution(), "sdpa", answer)
 
 
-def links_notebook_elsewhere(root: Path) -> NotebookNode:
+def links_notebook_elsewhere(course: Course) -> NotebookNode:
     """Tries to swap its own notebook for a link to a classmate's, which nbgrader's final write would follow."""
-    victim = root / "grading" / "submitted" / "good" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    victim = course.grading.submitted("good", ASSIGNMENT) / f"{ASSIGNMENT}.ipynb"
     swap = f"import os\nos.remove({ASSIGNMENT + '.ipynb'!r})\nos.symlink({str(victim)!r}, {ASSIGNMENT + '.ipynb'!r})\n"
     return with_cell_after(solution(), "padding_mask", swap)
 
@@ -200,7 +202,7 @@ def hidden_test_blocks(notebook: NotebookNode) -> list[str]:
     return [block for cell in notebook.cells for block in HIDDEN_TESTS.findall(cell.source)]
 
 
-def prints_hidden(root: Path) -> NotebookNode:
+def prints_hidden(course: Course) -> NotebookNode:
     """A correct answer whose cells print hidden tests three ways while graded.
 
     The answer cell prints the hidden tests of its own working-folder notebook (the autograded
@@ -208,7 +210,7 @@ def prints_hidden(root: Path) -> NotebookNode:
     hold of (base64, so the submission itself does not quote it); the graded function prints
     the source of each test cell that calls it.
     """
-    copied = base64.b64encode(hidden_test_blocks(nbformat.read(source_notebook(ASSIGNMENT, root), 4))[0].encode())
+    copied = base64.b64encode(hidden_test_blocks(nbformat.read(course.source_notebook(ASSIGNMENT), 4))[0].encode())
     answer = attention_answer(
         scale=" / math.sqrt(query.size(-1))",
         first="""    try:
@@ -237,17 +239,17 @@ print(base64.b64decode({copied!r}).decode())
 
 
 CASES = [
-    Case("good", lambda root: solution()),
-    Case("blank", lambda root: release()),
-    Case("nothing_submitted", lambda root: None),
-    Case("invalid_json", lambda root: '{"cells": [ this is not JSON'),
+    Case("good", lambda course: solution()),
+    Case("blank", lambda course: release()),
+    Case("nothing_submitted", lambda course: None),
+    Case("invalid_json", lambda course: '{"cells": [ this is not JSON'),
     Case("deleted_test", deleted_test),
     Case("edited_test", edited_test),
     Case("duplicate_ids", duplicate_ids),
-    Case("loop_top_level", lambda root: with_cell_after(solution(), "padding_mask", "while True:\n    pass")),
+    Case("loop_top_level", lambda course: with_cell_after(solution(), "padding_mask", "while True:\n    pass")),
     Case(
         "memory_hog",
-        lambda root: with_answer(
+        lambda course: with_answer(
             solution(),
             "sdpa",
             "def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):\n"
@@ -262,30 +264,25 @@ CASES = [
     Case("writes_outside", writes_outside),
     Case("writes_from_function", writes_from_function),
     Case("links_notebook_elsewhere", links_notebook_elsewhere),
-    Case("os_exit", lambda root: with_cell_after(solution(), "padding_mask", "import os\nos._exit(3)")),
+    Case("os_exit", lambda course: with_cell_after(solution(), "padding_mask", "import os\nos._exit(3)")),
     Case(
         "huge_output",
-        lambda root: with_cell_after(solution(), "padding_mask", "for i in range(20):\n    print(str(i) * 500_000)"),
+        lambda course: with_cell_after(solution(), "padding_mask", "for i in range(20):\n    print(str(i) * 500_000)"),
     ),  # fmt: skip
 ]
 
 
 @dataclass
 class GradedClass:
-    root: Path
+    course: Course
     results: dict[str, SubmissionResult]
     good_submission_bytes: bytes
     solution_bytes: bytes
 
 
-def make_course(root: Path) -> None:
-    for folder in ("solutions", "notebooks"):
-        shutil.copytree(REPO_ROOT / folder / ASSIGNMENT, root / folder / ASSIGNMENT)
-
-
-def submit(root: Path, case: Case) -> None:
-    content = case.build(root)
-    folder = root / "grading" / "submitted" / case.student / ASSIGNMENT
+def submit(course: Course, case: Case) -> None:
+    content = case.build(course)
+    folder = course.grading.submitted(case.student, ASSIGNMENT)
     folder.mkdir(parents=True)
     if content is None:
         (folder / "notes.txt").write_text("forgot the notebook")

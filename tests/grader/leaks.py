@@ -10,6 +10,8 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.course.course import Course
+from autograder.course.settings import RELEASE_DIRECTORY, SOURCE_DIRECTORY
 from autograder.pipeline.feedback import SHORTEST_SECRET
 from tests.grader.hostile_class import hidden_test_blocks
 
@@ -18,15 +20,15 @@ def normalised(text: str) -> list[str]:
     return [" ".join(line.split()) for line in text.splitlines()]
 
 
-def secret_lines(root: Path) -> set[str]:
+def secret_lines(course: Course) -> set[str]:
     """Every hidden-test line of the course's source notebooks, less those under SHORTEST_SECRET characters and
     those the release shows (as a line or within one), as printed and as quoted in a .ipynb file.
 
     Found here independently of autograder.pipeline.feedback, so that a slip there cannot hide itself.
     """
-    hidden = {line for path in (root / "solutions").rglob("*.ipynb")
+    hidden = {line for path in (course.root / SOURCE_DIRECTORY).rglob("*.ipynb")
               for block in hidden_test_blocks(nbformat.read(path, 4)) for line in normalised(block)}  # fmt: skip
-    public = "\n".join(line for path in (root / "notebooks").glob("*/*.ipynb")
+    public = "\n".join(line for path in (course.root / RELEASE_DIRECTORY).glob("*/*.ipynb")
                        for cell in nbformat.read(path, 4).cells for line in normalised(cell.source))  # fmt: skip
     secrets = {line for line in hidden if len(line) >= SHORTEST_SECRET and line not in public}
     return secrets | {json.dumps(line)[1:-1] for line in secrets}

@@ -15,17 +15,15 @@ once with a loop, a dying kernel and a leak in it:
 
 import ast
 import base64
-import shutil
 from collections.abc import Callable
-from pathlib import Path
 
 import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell
 
+from autograder.course.course import Course
 from autograder.course.notebooks import fill_answers, grade_id, is_answer_cell, reference_answers
-from autograder.course.paths import GradingFolder
-from autograder.course.settings import REPO_ROOT, release_notebook, source_notebook
+from autograder.course.settings import release_notebook, source_notebook
 from tests.grader.hostile_class import hidden_test_blocks
 
 STUDENTS = ("first_blank", "loops_first", "dies_early", "prints_hidden")
@@ -96,11 +94,9 @@ BUILDERS: dict[str, Callable[[str], NotebookNode]] = {
 }
 
 
-def hand_in(root: Path, assignment: str) -> None:
-    """A course folder at ``root`` with ``assignment`` and the class's submissions of it."""
-    for folder in ("solutions", "notebooks"):
-        shutil.copytree(REPO_ROOT / folder / assignment, root / folder / assignment)
+def hand_in(course: Course, assignment: str) -> None:
+    """The class's submissions of ``assignment``, handed in to ``course`` (a throw-away course that has it)."""
     for student, build in BUILDERS.items():
-        folder = GradingFolder(root).submitted(student, assignment)
+        folder = course.grading.submitted(student, assignment)
         folder.mkdir(parents=True)
         nbformat.write(build(assignment), folder / f"{assignment}.ipynb")

@@ -6,18 +6,17 @@ import nbformat
 
 from autograder import benchmark
 from autograder.course.notebooks import grade_id, is_answer_cell, reference_answers
-from autograder.course.paths import GradingFolder
 from autograder.course.settings import release_notebook, source_notebook
 
 
 def test_the_benchmark_class_is_solved_blank_and_half_solved_in_turn(assignment: str, tmp_path: Path) -> None:
-    benchmark.make_course(tmp_path, assignment, 3)
-    assert (tmp_path / "nbgrader_config.py").is_file()
+    course = benchmark.make_course(tmp_path, assignment, 3)
+    assert (course.root / "nbgrader_config.py").is_file()
     answers = reference_answers(nbformat.read(source_notebook(assignment), 4))
     release = {grade_id(c): c.source for c in nbformat.read(release_notebook(assignment), 4).cells if is_answer_cell(c)}
     solved = []
     for index in range(3):
-        path = GradingFolder(tmp_path).submitted(f"student{index:03d}", assignment) / f"{assignment}.ipynb"
+        path = course.grading.submitted(f"student{index:03d}", assignment) / f"{assignment}.ipynb"
         cells = {grade_id(c): c.source for c in nbformat.read(path, 4).cells if is_answer_cell(c)}
         assert set(cells) == set(release)
         solved.append(sum(cells[name] == answers[name] != release[name] for name in cells))

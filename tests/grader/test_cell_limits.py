@@ -1,16 +1,14 @@
 """Per-cell time limits from the reference run: the formula, the timing read from nbclient, the kept times."""
 
-from pathlib import Path
-
 import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
 from autograder.course.notebooks import cell_key
-from autograder.course.paths import GradingFolder
 from autograder.course.settings import source_notebook
 from autograder.pipeline.cell_limits import CellLimits, cell_seconds, load_times, save_times, sources_digest
 from autograder.pipeline.clean_rerun import clean_plan
 from tests.grader.hostile_class import ASSIGNMENT, solution
+from tests.support.course import ThrowawayCourse
 
 
 def test_a_limit_is_ten_times_the_reference_plus_a_margin_capped_by_the_cell_timeout() -> None:
@@ -37,11 +35,9 @@ def test_cell_seconds_reads_nbclients_timing_by_grade_id_or_text() -> None:
     assert cell_key(timed).startswith("text:") and cell_key(new_code_cell("  x = 1\n")) == cell_key(timed)
 
 
-def test_kept_reference_times_hold_only_while_the_notebook_is_unchanged(tmp_path: Path) -> None:
-    grading = GradingFolder(tmp_path)
-    notebooks = tmp_path / "solutions" / ASSIGNMENT
-    notebooks.mkdir(parents=True)
-    nbformat.write(solution(), notebooks / f"{ASSIGNMENT}.ipynb")
+def test_kept_reference_times_hold_only_while_the_notebook_is_unchanged(throwaway_course: ThrowawayCourse) -> None:
+    course = throwaway_course(ASSIGNMENT, release=False)
+    grading, notebooks = course.grading, course.source_folder(ASSIGNMENT)
     digest = sources_digest(notebooks)
     save_times(grading, ASSIGNMENT, digest, {ASSIGNMENT: {"sdpa": 0.1}})
     assert load_times(grading, ASSIGNMENT, digest) == {ASSIGNMENT: {"sdpa": 0.1}}

@@ -1,13 +1,12 @@
 """The instructor's command line as the README spells it: no PATH set-up, repeated flags add up."""
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from autograder.cli import parser
-from autograder.course.settings import REPO_ROOT, release_notebook, source_notebook
+from tests.support.course import ThrowawayCourse
 
 
 def test_repeated_student_and_assignment_flags_add_up() -> None:
@@ -16,18 +15,15 @@ def test_repeated_student_and_assignment_flags_add_up() -> None:
     assert parser().parse_args(["grade"]).student is None  # no flag: every student
 
 
-def test_grade_runs_from_the_venv_python_without_its_bin_on_path(tmp_path: Path) -> None:
+def test_grade_runs_from_the_venv_python_without_its_bin_on_path(throwaway_course: ThrowawayCourse) -> None:
     # nbgrader starts `alembic` by name when it creates the gradebook; the CLI must find its own copy.
     assignment = "01_attention"
-    for path in (source_notebook(assignment), release_notebook(assignment)):
-        target = tmp_path / path.relative_to(REPO_ROOT)
-        target.parent.mkdir(parents=True)
-        shutil.copy(path, target)
+    course = throwaway_course(assignment)
     bare_path = os.pathsep.join(p for p in ("/usr/bin", "/bin") if Path(p).is_dir())
     result = subprocess.run(
-        [sys.executable, "-m", "autograder", "--root", str(tmp_path), "grade", "--assignment", assignment],
-        cwd=tmp_path, env={**os.environ, "PATH": bare_path}, capture_output=True, text=True, timeout=300,
+        [sys.executable, "-m", "autograder", "--root", str(course.root), "grade", "--assignment", assignment],
+        cwd=course.root, env={**os.environ, "PATH": bare_path}, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-2000:]
     assert "0 graded in this run" in result.stdout
-    assert (tmp_path / "grading" / "gradebook.db").exists()
+    assert course.grading.gradebook.exists()

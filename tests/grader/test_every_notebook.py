@@ -8,18 +8,18 @@ workers keep the cores.
 """
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from autograder.cli import main
-from autograder.course.paths import GradingFolder
+from autograder.course.course import Course
 from autograder.course.settings import assignment_ids
 from autograder.pipeline.export import export_frame
 from autograder.pipeline.grade import grade
 from autograder.pipeline.results import Status, SubmissionResult
 from tests.grader.leaks import leaks, normalised, not_written_by_them, own_lines, secret_lines
 from tests.grader.notebook_class import STUDENTS, answer_ids, hand_in
+from tests.support.course import ThrowawayCourse
 
 pytestmark = pytest.mark.slow
 LOOP_TARGET_SECONDS = 240  # a correct notebook whose first exercise loops, graded on 2 cores
@@ -28,7 +28,7 @@ LOOP_TARGET_SECONDS = 240  # a correct notebook whose first exercise loops, grad
 @dataclass
 class GradedNotebook:
     assignment: str
-    root: Path
+    course: Course
     results: dict[str, SubmissionResult]
 
     @property
@@ -37,18 +37,18 @@ class GradedNotebook:
 
 
 @pytest.fixture(scope="module", params=assignment_ids())
-def graded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> GradedNotebook:
+def graded(request: pytest.FixtureRequest, throwaway_course: ThrowawayCourse) -> GradedNotebook:
     """One notebook's class handed in, graded in one run (two jobs beside each other), its feedback
     written and flagged submissions released. One course per notebook, so that the notebooks'
     classes can be graded on different test workers at once."""
     assignment = request.param
-    root = tmp_path_factory.mktemp(f"class-{assignment}")
-    hand_in(root, assignment)
-    results = grade(root=root, jobs=2, progress=False)
-    assert main(["--root", str(root), "feedback", "--release-all-flagged"]) == 0
+    course = throwaway_course(assignment, name=f"class-{assignment}")
+    hand_in(course, assignment)
+    results = grade(course, jobs=2, progress=False)
+    assert main(["--root", str(course.root), "feedback", "--release-all-flagged"]) == 0
     mine = {r.student: r for r in results if r.assignment == assignment}
     assert set(mine) == set(STUDENTS), mine
-    return GradedNotebook(assignment, root, mine)
+    return GradedNotebook(assignment, course, mine)
 
 
 def test_a_looping_exercise_keeps_the_points_of_every_test_that_does_not_call_it(graded: GradedNotebook) -> None:
@@ -68,20 +68,20 @@ def test_a_kernel_that_dies_early_costs_no_point_the_clean_rerun_can_give(graded
 
 
 def test_no_feedback_page_shows_a_hidden_test_line(graded: GradedNotebook) -> None:
-    root, secrets = graded.root, secret_lines(graded.root)
-    kept = GradingFolder(root).autograded("prints_hidden", graded.assignment) / f"{graded.assignment}.ipynb"
+    grading, secrets = graded.course.grading, secret_lines(graded.course)
+    kept = grading.autograded("prints_hidden", graded.assignment) / f"{graded.assignment}.ipynb"
     printed = normalised(kept.read_text().replace("\\n", "\n"))
-    page = GradingFolder(root).feedback("prints_hidden", graded.assignment) / f"{graded.assignment}.html"
+    page = grading.feedback("prints_hidden", graded.assignment) / f"{graded.assignment}.html"
     hidden = not_written_by_them(secrets, own_lines(page))
     assert any(secret in line for line in printed for secret in hidden), "the submission printed no hidden test"
-    pages = sorted(GradingFolder(root).path.joinpath("feedback").glob(f"*/{graded.assignment}/*.html"))
+    pages = sorted(grading.feedback().glob(f"*/{graded.assignment}/*.html"))
     assert {page.parent.parent.name for page in pages} == set(STUDENTS)
     shown = leaks(pages, secrets)
     assert not shown, shown[:10]
 
 
 def test_the_export_gives_a_reason_for_every_lost_point(graded: GradedNotebook) -> None:
-    frame = export_frame(graded.root)
+    frame = export_frame(graded.course)
     rows = frame[frame["assignment"] == graded.assignment].set_index("student")
     for student, result in graded.results.items():
         for test in result.tests:

@@ -8,45 +8,47 @@ from pathlib import Path
 import pytest
 
 from autograder.cli import main
+from autograder.course.course import Course
 from autograder.pipeline.export import export_frame
 from autograder.pipeline.results import Status, SubmissionResult, save_result
 from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
-from tests.grader.hostile_class import ASSIGNMENT, make_course
+from tests.grader.hostile_class import ASSIGNMENT
+from tests.support.course import ThrowawayCourse
 
 FLAG = f"{ASSIGNMENT}: sdpa, line 3: patches torch.allclose"
 
 
-def graded(root: Path, student: str, status: Status, digest: str) -> None:
+def graded(course: Course, student: str, status: Status, digest: str) -> None:
     flags = [FLAG] if status == Status.FLAGGED else []
     reason = "1 finding(s) of the tamper check" if flags else ""
     tests = [CellResult(ASSIGNMENT, "sdpa_values", 2.0, score=2.0)]
-    save_result(root, SubmissionResult(ASSIGNMENT, student, status, reason, digest, tests=tests, flags=flags))
+    save_result(course, SubmissionResult(ASSIGNMENT, student, status, reason, digest, tests=tests, flags=flags))
 
 
 @pytest.fixture
-def course(tmp_path: Path) -> Path:
+def course(throwaway_course: ThrowawayCourse) -> Course:
     """ann graded, bob and cy flagged."""
-    make_course(tmp_path)
-    graded(tmp_path, "ann", Status.GRADED, "a1")
-    graded(tmp_path, "bob", Status.FLAGGED, "b1")
-    graded(tmp_path, "cy", Status.FLAGGED, "c1")
-    return tmp_path
+    course = throwaway_course(ASSIGNMENT)
+    graded(course, "ann", Status.GRADED, "a1")
+    graded(course, "bob", Status.FLAGGED, "b1")
+    graded(course, "cy", Status.FLAGGED, "c1")
+    return course
 
 
-def page(root: Path, student: str) -> Path:
-    return root / "grading" / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html"
+def page(course: Course, student: str) -> Path:
+    return course.grading.feedback(student, ASSIGNMENT) / f"{ASSIGNMENT}.html"
 
 
-def feedback(root: Path, *options: str) -> int:
-    return main(["--root", str(root), "feedback", *options])
+def feedback(course: Course, *options: str) -> int:
+    return main(["--root", str(course.root), "feedback", *options])
 
 
-def column(root: Path) -> dict[str, str]:
-    return export_frame(root).set_index("student")["feedback"].to_dict()
+def column(course: Course) -> dict[str, str]:
+    return export_frame(course).set_index("student")["feedback"].to_dict()
 
 
 def test_flagged_feedback_is_held_listed_and_marked_in_the_export(
-    course: Path, capsys: pytest.CaptureFixture[str]
+    course: Course, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert column(course) == {"ann": "none", "bob": "held (flagged)", "cy": "held (flagged)"}
     page(course, "bob").parent.mkdir(parents=True)
@@ -59,7 +61,7 @@ def test_flagged_feedback_is_held_listed_and_marked_in_the_export(
     assert column(course) == {"ann": "written", "bob": "held (flagged)", "cy": "held (flagged)"}
 
 
-def test_a_release_is_kept_for_later_runs_until_the_submission_changes(course: Path) -> None:
+def test_a_release_is_kept_for_later_runs_until_the_submission_changes(course: Course) -> None:
     assert feedback(course, "--release-flagged", f"bob/{ASSIGNMENT}") == 0
     assert page(course, "bob").exists() and not page(course, "cy").exists()
     assert column(course) == {"ann": "written", "bob": "released", "cy": "held (flagged)"}
@@ -71,7 +73,7 @@ def test_a_release_is_kept_for_later_runs_until_the_submission_changes(course: P
     assert not page(course, "bob").exists() and column(course)["bob"] == "held (flagged)"
 
 
-def test_release_by_student_all_at_once_and_unknown_names(course: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_release_by_student_all_at_once_and_unknown_names(course: Course, capsys: pytest.CaptureFixture[str]) -> None:
     assert feedback(course, "--student", "cy", "--release-flagged", "cy", "ann", "dan/01_attention") == 1
     assert "--release-flagged ann: no flagged submission" in capsys.readouterr().err  # ann is not flagged
     assert page(course, "cy").exists() and column(course)["bob"] == "held (flagged)"

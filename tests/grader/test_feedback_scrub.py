@@ -7,6 +7,7 @@ import pytest
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
+from autograder.course.course import Course
 from autograder.pipeline.feedback import HIDDEN_LINE_REMOVED, Secrets, student_view, summary_cell
 from autograder.pipeline.results import Status, SubmissionResult
 from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
@@ -35,13 +36,14 @@ def cell(source: str, **nbgrader: object) -> NotebookNode:
     return made
 
 
-def tiny_course(root: Path) -> Path:
+def tiny_course(root: Path) -> Course:
     """A course of one notebook whose single test cell has a hidden block."""
+    course = Course(root)
     release = f"{PUBLIC_TOO}\n{WITHIN_PUBLIC}, 'weights are probabilities'\n"
-    for folder, source in (("solutions", TEST_SOURCE), ("notebooks", release)):
-        (root / folder / "a").mkdir(parents=True)
-        nbformat.write(new_notebook(cells=[cell(source, grade=True, points=1)]), root / folder / "a" / "a.ipynb")
-    return root
+    for path, source in ((course.source_notebook("a"), TEST_SOURCE), (course.release_notebook("a"), release)):
+        path.parent.mkdir(parents=True)
+        nbformat.write(new_notebook(cells=[cell(source, grade=True, points=1)]), path)
+    return course
 
 
 def secrets() -> Secrets:
@@ -55,7 +57,7 @@ def test_secrets_are_the_long_hidden_lines_the_release_does_not_show(tmp_path: P
 
 def test_no_source_notebook_means_no_feedback(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="feedback needs them"):
-        Secrets.of_course(tmp_path)
+        Secrets.of_course(Course(tmp_path))
 
 
 def test_scrub_replaces_only_the_lines_that_quote_a_hidden_line() -> None:

@@ -1,24 +1,23 @@
 """``grade --scheduler``: the same jobs on a dask.distributed cluster (a LocalCluster here)."""
 
-from pathlib import Path
-
 import distributed  # a pinned requirement: this test never skips
 import pytest
 
 from autograder.pipeline.grade import grade
 from autograder.pipeline.results import Status
-from tests.grader.hostile_class import ASSIGNMENT, LIMITS, Case, make_course, release, solution, submit
+from tests.grader.hostile_class import ASSIGNMENT, LIMITS, Case, release, solution, submit
+from tests.support.course import ThrowawayCourse
 
 pytestmark = pytest.mark.slow
 
 
-def test_grading_on_a_dask_cluster(tmp_path: Path) -> None:
-    make_course(tmp_path)
-    submit(tmp_path, Case("good", lambda root: solution()))
-    submit(tmp_path, Case("blank", lambda root: release()))
+def test_grading_on_a_dask_cluster(throwaway_course: ThrowawayCourse) -> None:
+    course = throwaway_course(ASSIGNMENT)
+    submit(course, Case("good", lambda course: solution()))
+    submit(course, Case("blank", lambda course: release()))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
         with distributed.Client(cluster) as client:
-            results = grade(root=tmp_path, assignments=[ASSIGNMENT], jobs=2, limits=LIMITS,
+            results = grade(course, assignments=[ASSIGNMENT], jobs=2, limits=LIMITS,
                             executor=client.get_executor(), progress=False)  # fmt: skip
     scores = {r.student: (r.status, r.score) for r in results}
     assert scores == {"good": (Status.GRADED, 16.0), "blank": (Status.GRADED, 0.0)}

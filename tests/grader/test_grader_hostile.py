@@ -61,7 +61,7 @@ def test_each_submission_is_reported_and_scored_fairly(graded_class: GradedClass
         pytest.skip("needs bubblewrap (apt-get install bubblewrap) to hide the course from student code")
     status, most, least, text = EXPECTED[student]
     result = graded_class.results[student]
-    row = export_frame(graded_class.root).set_index("student").loc[student]
+    row = export_frame(graded_class.course).set_index("student").loc[student]
     assert row["status"] == str(status), f"{student}: {row['status']} ({row['reason']}; {row['flags']})"
     assert least <= row["autograded_score"] <= most, f"{student}: {row['autograded_score']} points; {result.tests}"
     assert text in f"{row['reason']} {row['flags']} {row['repairs']}", f"{student}: {row.to_dict()}"
@@ -92,7 +92,7 @@ def test_assert_stripping_transformer_gains_nothing(graded_class: GradedClass) -
 def test_other_students_grades_survive_in_the_real_gradebook(graded_class: GradedClass) -> None:
     if not bwrap_available():
         pytest.skip("without bubblewrap a kernel can overwrite the real gradebook")
-    with Gradebook(sqlite_url(graded_class.root / "grading" / "gradebook.db")) as gb:
+    with Gradebook(sqlite_url(graded_class.course.grading.gradebook)) as gb:
         good = gb.find_submission(ASSIGNMENT, "good")
         assert good.code_score == FULL
         assert len(gb.find_assignment(ASSIGNMENT).notebooks) == 1
@@ -103,29 +103,29 @@ def test_other_students_grades_survive_in_the_real_gradebook(graded_class: Grade
 def test_nobody_wrote_into_other_folders(graded_class: GradedClass) -> None:
     if not bwrap_available():
         pytest.skip("without bubblewrap a kernel can write anywhere the grader can")
-    submitted = graded_class.root / "grading" / "submitted" / "good" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    submitted = graded_class.course.grading.submitted("good", ASSIGNMENT) / f"{ASSIGNMENT}.ipynb"
     assert submitted.read_bytes() == graded_class.good_submission_bytes
-    solution = graded_class.root / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    solution = graded_class.course.source_notebook(ASSIGNMENT)
     assert solution.read_bytes() == graded_class.solution_bytes
 
 
 def test_huge_output_is_capped_in_the_kept_copy(graded_class: GradedClass) -> None:
-    kept = graded_class.root / "grading" / "autograded" / "huge_output" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    kept = graded_class.course.grading.autograded("huge_output", ASSIGNMENT) / f"{ASSIGNMENT}.ipynb"
     assert kept.exists()
     assert kept.stat().st_size < 2_000_000, kept.stat().st_size
 
 
 def test_every_submission_has_a_row(graded_class: GradedClass) -> None:
-    frame = export_frame(graded_class.root)
+    frame = export_frame(graded_class.course)
     assert set(frame["student"]) == set(EXPECTED)
     assert frame["status"].notna().all()
 
 
 def test_feedback_hides_hidden_tests_and_needs_no_cdn(graded_class: GradedClass) -> None:
-    release_flagged(graded_class.root, ["allclose_patched"])  # flagged: held until released
-    [page] = write_feedback(graded_class.root, ["allclose_patched"]).written
+    release_flagged(graded_class.course, ["allclose_patched"])  # flagged: held until released
+    [page] = write_feedback(graded_class.course, ["allclose_patched"]).written
     text = page.read_text()
-    source = (graded_class.root / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text()
+    source = graded_class.course.source_notebook(ASSIGNMENT).read_text()
     assert "def _reference(query, key, value)" in source  # a hidden helper of sdpa_values ...
     assert "_reference" not in text and "HIDDEN TESTS" not in text  # ... never shown to the student
     assert "<script" not in text.lower(), "no MathJax loader (nor any script) in the offline page"
@@ -134,37 +134,37 @@ def test_feedback_hides_hidden_tests_and_needs_no_cdn(graded_class: GradedClass)
 
 
 def test_no_feedback_page_shows_a_hidden_test_line(graded_class: GradedClass) -> None:
-    root, secrets = graded_class.root, secret_lines(graded_class.root)
-    kept = nbformat.read(root / "grading" / "autograded" / "prints_hidden" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    course, secrets = graded_class.course, secret_lines(graded_class.course)
+    kept = nbformat.read(course.grading.autograded("prints_hidden", ASSIGNMENT) / f"{ASSIGNMENT}.ipynb", 4)
     answer = next(cell for cell in kept.cells if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "sdpa")
     printed = [line for output in answer.outputs for line in normalised(output.get("text", ""))]
     assert any(secret in line for line in printed for secret in secrets), "the answer cell printed no hidden test"
 
-    assert main(["--root", str(root), "feedback", "--release-all-flagged"]) == 0
-    pages = sorted((root / "grading" / "feedback").rglob("*.html"))
-    assert {page.parent.parent.name for page in pages} == {r.student for r in load_results(root) if r.tests}
+    assert main(["--root", str(course.root), "feedback", "--release-all-flagged"]) == 0
+    pages = sorted(course.grading.feedback().rglob("*.html"))
+    assert {page.parent.parent.name for page in pages} == {r.student for r in load_results(course) if r.tests}
     shown = leaks(pages, secrets)
     assert not shown, shown[:10]
-    scrubbed = root / "grading" / "feedback" / "prints_hidden" / ASSIGNMENT / f"{ASSIGNMENT}.html"
+    scrubbed = course.grading.feedback("prints_hidden", ASSIGNMENT) / f"{ASSIGNMENT}.html"
     assert HIDDEN_LINE_REMOVED in scrubbed.read_text()
-    assert export_frame(root).set_index("student").loc["prints_hidden", "feedback"] == "released"
+    assert export_frame(course).set_index("student").loc["prints_hidden", "feedback"] == "released"
 
 
 def test_report_and_cli_export(graded_class: GradedClass, tmp_path: Path) -> None:
-    page = write_report(graded_class.root, tmp_path / "report.html")
+    page = write_report(graded_class.course, tmp_path / "report.html")
     assert page.read_text().count("data:image/png;base64,") == 2
-    assert main(["--root", str(graded_class.root), "export", "--output", str(tmp_path / "grades.csv")]) == 0
+    assert main(["--root", str(graded_class.course.root), "export", "--output", str(tmp_path / "grades.csv")]) == 0
     frame = pd.read_csv(tmp_path / "grades.csv")
     assert frame.set_index("student").loc["invalid_json", "status"] == "unreadable"
     assert frame.set_index("student").loc["good", f"{ASSIGNMENT} total"] == FULL
 
 
 def test_grading_again_skips_unchanged_and_redoes_changed(graded_class: GradedClass) -> None:
-    assert grade(root=graded_class.root, jobs=2, limits=LIMITS, progress=False) == []
-    changed = graded_class.root / "grading" / "submitted" / "edited_test" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    assert grade(graded_class.course, jobs=2, limits=LIMITS, progress=False) == []
+    changed = graded_class.course.grading.submitted("edited_test", ASSIGNMENT) / f"{ASSIGNMENT}.ipynb"
     notebook = nbformat.read(changed, as_version=4)
     notebook.cells.append(nbformat.v4.new_markdown_cell("late edit"))
     del notebook.cells[-1]["id"]
     nbformat.write(notebook, changed)
-    [again] = grade(root=graded_class.root, jobs=2, limits=LIMITS, progress=False)
+    [again] = grade(graded_class.course, jobs=2, limits=LIMITS, progress=False)
     assert again.student == "edited_test" and again.score == graded_class.results["edited_test"].score

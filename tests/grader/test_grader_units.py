@@ -35,11 +35,11 @@ from tests.grader.hostile_class import (
     ASSIGNMENT,
     attention_answer,
     cell_index,
-    make_course,
     release,
     solution,
     with_answer,
 )
+from tests.support.course import ThrowawayCourse
 
 
 def test_sanitize_leaves_a_clean_notebook_alone() -> None:
@@ -247,9 +247,8 @@ def test_clean_results_forged_as_a_link_or_garbage_count_for_nothing(tmp_path: P
     assert clean_rerun.read_results(garbage) == {"x": {"passed": False, "message": ""}}
 
 
-def test_collect_sorts_an_lms_download(tmp_path: Path) -> None:
-    root = tmp_path / "course"
-    make_course(root)
+def test_collect_sorts_an_lms_download(tmp_path: Path, throwaway_course: ThrowawayCourse) -> None:
+    course = throwaway_course(ASSIGNMENT)
     good = nbformat.writes(solution())
     archive = tmp_path / "download.zip"
     with zipfile.ZipFile(archive, "w") as handle:
@@ -258,12 +257,12 @@ def test_collect_sorts_an_lms_download(tmp_path: Path) -> None:
         handle.writestr(f"Ann Lee_42_assignsubmission_file_/{ASSIGNMENT}.ipynb", good)
         handle.writestr(f"brokenbob_7_{ASSIGNMENT}.ipynb", "{ not json")
         handle.writestr("smithjane_1234_5678_notes.pdf", b"%PDF")
-    found = collect(archive, root)
+    found = collect(archive, course)
     students = {student for student, _, _ in found.collected}
     assert students == {"smithjane", "doejohn", "Ann_Lee", "brokenbob"}
     assert found.unmatched == ["smithjane_1234_5678_notes.pdf"]
     assert found.unreadable == [f"brokenbob_7_{ASSIGNMENT}.ipynb"]
-    placed = root / "grading" / "submitted" / "smithjane" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    placed = course.grading.submitted("smithjane", ASSIGNMENT) / f"{ASSIGNMENT}.ipynb"
     assert json.loads(placed.read_text())["cells"]
 
 

@@ -19,14 +19,16 @@ import nbformat
 import pytest
 from nbformat import NotebookNode
 
+from autograder.course.course import Course
 from autograder.course.notebooks import grade_id, is_answer_cell, reference_answers
-from autograder.course.settings import REPO_ROOT, release_notebook, source_notebook
+from autograder.course.settings import RELEASE_DIRECTORY, REPO_ROOT, SOURCE_DIRECTORY, release_notebook, source_notebook
 from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
 from autograder.pipeline.grade import grade
 from autograder.pipeline.results import SubmissionResult
 from tests.grader import secret_walk
-from tests.grader.hostile_class import ASSIGNMENT, hidden_test_blocks, make_course, solution, with_answer
+from tests.grader.hostile_class import ASSIGNMENT, hidden_test_blocks, solution, with_answer
+from tests.support.course import ThrowawayCourse
 from tests.support.notebooks import solution_code
 
 pytestmark = [
@@ -61,7 +63,7 @@ def course_secrets(public: list[str]) -> dict[int, set[str]]:
     Kind 0: hidden-test lines of at least SHORTEST_LINE characters; kind n: runs of n lines of a
     solution (WINDOW lines, or the whole solution when shorter).
     """
-    sources = [nbformat.read(path, as_version=4) for path in sorted((REPO_ROOT / "solutions").glob("*/*.ipynb"))]
+    sources = [nbformat.read(path, as_version=4) for path in sorted((REPO_ROOT / SOURCE_DIRECTORY).glob("*/*.ipynb"))]
     shown_lines = {line for text in public for line in plain_lines(text)}
     hidden = {line for notebook in sources for block in hidden_test_blocks(notebook) for line in plain_lines(block)}
     secrets: dict[int, set[str]] = {0: {secret_walk._probe_digest(0, [line]) for line in hidden
@@ -79,7 +81,7 @@ def course_secrets(public: list[str]) -> dict[int, set[str]]:
 
 def public_texts(*notebooks: NotebookNode) -> list[str]:
     """What every student gets (the release notebooks, the helper package) and the cells of ``notebooks``."""
-    release = [nbformat.read(path, as_version=4) for path in sorted((REPO_ROOT / "notebooks").glob("*/*.ipynb"))]
+    release = [nbformat.read(path, as_version=4) for path in sorted((REPO_ROOT / RELEASE_DIRECTORY).glob("*/*.ipynb"))]
     helpers = [path.read_text() for path in sorted((REPO_ROOT / "tfcourse").rglob("*.py"))]
     return [cell.source for notebook in [*release, *notebooks] for cell in notebook.cells] + helpers
 
@@ -139,22 +141,21 @@ class LoopbackServer:
 
 @dataclass
 class Graded:
-    root: Path
+    course: Course
     result: SubmissionResult
     server: LoopbackServer
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory) -> Graded:
-    root = tmp_path_factory.mktemp("reach")
-    make_course(root)
-    folder = root / "grading" / "submitted" / STUDENT / ASSIGNMENT
+def graded(throwaway_course: ThrowawayCourse) -> Graded:
+    course = throwaway_course(ASSIGNMENT, name="reach")
+    folder = course.grading.submitted(STUDENT, ASSIGNMENT)
     folder.mkdir(parents=True)
     server = LoopbackServer()
     nbformat.write(submission(server.port), folder / f"{ASSIGNMENT}.ipynb")
-    [result] = grade(root=root, jobs=1, limits=LIMITS, progress=False)
+    [result] = grade(course, jobs=1, limits=LIMITS, progress=False)
     server.socket.close()
-    return Graded(root, result, server)
+    return Graded(course, result, server)
 
 
 def parse_report(text: str) -> dict:
@@ -176,7 +177,7 @@ def check_network(report: dict, where: str) -> None:
 
 
 def kernel_report(graded: Graded) -> dict:
-    kept = graded.root / "grading" / "autograded" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    kept = graded.course.grading.autograded(STUDENT, ASSIGNMENT) / f"{ASSIGNMENT}.ipynb"
     cell = next(cell for cell in nbformat.read(kept, as_version=4).cells if grade_id(cell) == PROBED)
     return parse_report("".join(output.get("text", "") for output in cell.outputs))
 

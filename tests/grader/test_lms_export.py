@@ -17,14 +17,17 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder.cli import main
+from autograder.course.course import Course
 from autograder.course.notebooks import nbgrader_meta
+from autograder.course.paths import GRADEBOOK
 from autograder.course.settings import source_notebook
 from autograder.pipeline import gradebook
 from autograder.pipeline.collect import collect, load_lms_students
 from autograder.pipeline.export import CANVAS_STUDENT_COLUMNS, MOODLE_COLUMNS, export_canvas, export_moodle
 from autograder.pipeline.results import Status, SubmissionResult, save_result
 from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
-from tests.grader.hostile_class import ASSIGNMENT, make_course, points_per_test, solution
+from tests.grader.hostile_class import ASSIGNMENT, points_per_test, solution
+from tests.support.course import ThrowawayCourse
 
 WRITTEN, WRITTEN_SCORE = "written_sqrt_dk", 1.5
 LOST = "sdpa_values"  # the test one student fails
@@ -44,30 +47,30 @@ def autograded(student: str, lost: tuple[str, ...] = ()) -> SubmissionResult:
 
 
 @pytest.fixture(scope="module")
-def defined(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def defined(throwaway_course: ThrowawayCourse) -> Path:
     """A gradebook holding nbgrader's definition of notebook 01 (made once: it runs generate_assignment)."""
-    root = tmp_path_factory.mktemp("definition")
-    make_course(root)
-    db = root / "gradebook.db"
-    gradebook.define_assignment(root, ASSIGNMENT, db)
+    course = throwaway_course(ASSIGNMENT, name="definition")
+    db = course.root / GRADEBOOK
+    gradebook.define_assignment(course, ASSIGNMENT, db)
     return db
 
 
-def course(root: Path, defined: Path) -> Path:
-    make_course(root)
-    (root / "grading").mkdir()
-    shutil.copyfile(defined, root / "grading" / "gradebook.db")
-    return root
+def defined_course(throwaway_course: ThrowawayCourse, defined: Path) -> Course:
+    """A throw-away course whose gradebook holds notebook 01's definition."""
+    course = throwaway_course(ASSIGNMENT)
+    course.grading.path.mkdir()
+    shutil.copyfile(defined, course.grading.gradebook)
+    return course
 
 
-def record(root: Path, results: list[SubmissionResult], written: dict[str, float]) -> None:
+def record(course: Course, results: list[SubmissionResult], written: dict[str, float]) -> None:
     """What ``grade`` leaves behind for these results, then the instructor's manual scores."""
-    db = root / "grading" / "gradebook.db"
+    db = course.grading.gradebook
     with Gradebook(gradebook.sqlite_url(db)) as gb:
         for result in results:
             gradebook.merge(gb, result)
     for result in results:
-        save_result(root, result)
+        save_result(course, result)
     with Gradebook(gradebook.sqlite_url(db)) as gb:
         for student, score in written.items():
             gb.find_grade(WRITTEN, ASSIGNMENT, ASSIGNMENT, student).manual_score = score
@@ -79,8 +82,8 @@ def read_csv(path: Path) -> list[list[str]]:
         return list(csv.reader(handle))
 
 
-def test_canvas_round_trip(tmp_path: Path, defined: Path) -> None:
-    root = course(tmp_path / "course", defined)
+def test_canvas_round_trip(tmp_path: Path, throwaway_course: ThrowawayCourse, defined: Path) -> None:
+    course = defined_course(throwaway_course, defined)
     good = nbformat.writes(solution())
     download = tmp_path / "submissions.zip"
     with zipfile.ZipFile(download, "w") as archive:  # Canvas: <sortable name>[_LATE]_<user id>_<file id>_<name>
@@ -88,15 +91,15 @@ def test_canvas_round_trip(tmp_path: Path, defined: Path) -> None:
         archive.writestr(f"doejohn_LATE_99_5679_{ASSIGNMENT}-1.ipynb", good)
         archive.writestr(f"brokenbob_7_5680_{ASSIGNMENT}.ipynb", "{ not json")
         archive.writestr(f"ann_hw_{ASSIGNMENT}.ipynb", good)  # renamed by hand: no Canvas user id
-    found = collect(download, root)
+    found = collect(download, course)
     assert {student for student, _, _ in found.collected} == {"smithjane", "doejohn", "brokenbob", "ann"}
-    assert {s: e["ids"] for s, e in load_lms_students(root).items()} == {
+    assert {s: e["ids"] for s, e in load_lms_students(course).items()} == {
         "smithjane": {ASSIGNMENT: "1234"}, "doejohn": {ASSIGNMENT: "99"}, "brokenbob": {ASSIGNMENT: "7"}}  # fmt: skip
-    record(root, [autograded("smithjane"), autograded("doejohn", lost=(LOST,)), autograded("ann"),
+    record(course, [autograded("smithjane"), autograded("doejohn", lost=(LOST,)), autograded("ann"),
                   SubmissionResult(ASSIGNMENT, "brokenbob", Status.UNREADABLE, "not a notebook")],
            written={"smithjane": WRITTEN_SCORE})  # fmt: skip
 
-    written = export_canvas(root, tmp_path / "canvas.csv")
+    written = export_canvas(course, tmp_path / "canvas.csv")
 
     rows = read_csv(tmp_path / "canvas.csv")
     assert rows[0] == CANVAS_STUDENT_COLUMNS + [ASSIGNMENT]
@@ -110,21 +113,21 @@ def test_canvas_round_trip(tmp_path: Path, defined: Path) -> None:
     assert written.left_out == ["ann"] and written.to_check == [f"brokenbob/{ASSIGNMENT}: unreadable"]
 
 
-def test_moodle_round_trip(tmp_path: Path, defined: Path) -> None:
-    root = course(tmp_path / "course", defined)
+def test_moodle_round_trip(tmp_path: Path, throwaway_course: ThrowawayCourse, defined: Path) -> None:
+    course = defined_course(throwaway_course, defined)
     download = tmp_path / "download"  # Moodle: <Full Name>_<participant id>_assignsubmission_file_/<file>
     for folder in ("Ann Lee_42_assignsubmission_file_", "Bob Ray_43_assignsubmission_file_", "plain"):
         (download / folder).mkdir(parents=True)
         nbformat.write(solution(), download / folder / f"{ASSIGNMENT}.ipynb")
     nbformat.write(solution(), download / f"Cy Dee_45_assignsubmission_file_{ASSIGNMENT}.ipynb")  # flat layout
-    collect(download, root)
-    assert {s: (e["name"], e["ids"]) for s, e in load_lms_students(root).items()} == {
+    collect(download, course)
+    assert {s: (e["name"], e["ids"]) for s, e in load_lms_students(course).items()} == {
         "Ann_Lee": ("Ann Lee", {ASSIGNMENT: "42"}), "Bob_Ray": ("Bob Ray", {ASSIGNMENT: "43"}),
         "Cy_Dee": ("Cy Dee", {ASSIGNMENT: "45"})}  # fmt: skip
-    record(root, [autograded("Ann_Lee"), autograded("Bob_Ray", lost=(LOST,)), autograded("Cy_Dee"),
+    record(course, [autograded("Ann_Lee"), autograded("Bob_Ray", lost=(LOST,)), autograded("Cy_Dee"),
                   autograded("plain")], written={"Ann_Lee": WRITTEN_SCORE, "Cy_Dee": 0.0})  # fmt: skip
 
-    written = export_moodle(root, tmp_path / "grades.csv", now=NOW)
+    written = export_moodle(course, tmp_path / "grades.csv", now=NOW)
 
     assert written.files == [tmp_path / f"grades-{ASSIGNMENT}.csv"] and written.left_out == ["plain"]
     rows = read_csv(written.files[0])
@@ -137,31 +140,33 @@ def test_moodle_round_trip(tmp_path: Path, defined: Path) -> None:
     ]
 
 
-def test_moodle_blind_marking_and_two_students_of_one_name(tmp_path: Path) -> None:
-    root = tmp_path / "course"
-    make_course(root)
+def test_moodle_blind_marking_and_two_students_of_one_name(tmp_path: Path, throwaway_course: ThrowawayCourse) -> None:
+    course = throwaway_course(ASSIGNMENT)
     download = tmp_path / "download"
     for folder in ("Participant_44_assignsubmission_file_", "Participant_46_assignsubmission_file_",
                    "Ann Lee_42_assignsubmission_file_", "Ann Lee_57_assignsubmission_file_"):  # fmt: skip
         (download / folder).mkdir(parents=True)
         nbformat.write(solution(), download / folder / f"{ASSIGNMENT}.ipynb")
-    found = collect(download, root)
+    found = collect(download, course)
     students = {student for student, _, _ in found.collected}
     assert len(students) == 4 and {"Participant_44", "Participant_46"} < students
-    assert {e["ids"][ASSIGNMENT] for s, e in load_lms_students(root).items() if e["name"] == "Ann Lee"} == {"42", "57"}
+    ann_lee = [entry for entry in load_lms_students(course).values() if entry["name"] == "Ann Lee"]
+    assert {entry["ids"][ASSIGNMENT] for entry in ann_lee} == {"42", "57"}
     assert found.replaced == []  # neither Ann Lee's notebook replaced the other's
 
 
-def test_export_format_flag(tmp_path: Path, defined: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    root = course(tmp_path / "course", defined)
+def test_export_format_flag(
+    tmp_path: Path, throwaway_course: ThrowawayCourse, defined: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    course = defined_course(throwaway_course, defined)
     download = tmp_path / "download.zip"
     with zipfile.ZipFile(download, "w") as archive:
         archive.writestr(f"smithjane_1234_5678_{ASSIGNMENT}.ipynb", nbformat.writes(solution()))
-    assert main(["--root", str(root), "collect", str(download)]) == 0
+    assert main(["--root", str(course.root), "collect", str(download)]) == 0
     assert "(canvas 1234)" in capsys.readouterr().out
-    record(root, [autograded("smithjane")], written={})
-    assert main(["--root", str(root), "export", "--format", "canvas", "--output", str(tmp_path / "c.csv")]) == 0
+    record(course, [autograded("smithjane")], written={})
+    assert main(["--root", str(course.root), "export", "--format", "canvas", "--output", str(tmp_path / "c.csv")]) == 0
     assert "1 student rows" in capsys.readouterr().out
     assert read_csv(tmp_path / "c.csv")[2][:2] == ["smithjane", "1234"]
-    assert main(["--root", str(root), "export", "--output", str(tmp_path / "plain.csv")]) == 0  # the default
+    assert main(["--root", str(course.root), "export", "--output", str(tmp_path / "plain.csv")]) == 0  # the default
     assert read_csv(tmp_path / "plain.csv")[0][:3] == ["assignment", "student", "status"]

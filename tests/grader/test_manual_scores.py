@@ -1,17 +1,15 @@
 """Manual grading in formgrader survives a re-grade, and the export carries it."""
 
-from pathlib import Path
-
 import pytest
 from nbgrader.api import Gradebook
 
 from autograder.course.paths import sqlite_url
-from autograder.course.settings import REPO_ROOT, SOURCE_DIRECTORY
 from autograder.pipeline import gradebook
 from autograder.pipeline.export import export_frame
 from autograder.pipeline.results import Status, SubmissionResult, save_result
 from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
 from tests.grader.hostile_class import ASSIGNMENT, points_per_test
+from tests.support.course import ThrowawayCourse
 
 pytestmark = pytest.mark.slow
 
@@ -22,12 +20,11 @@ def graded(scores: dict[str, float]) -> SubmissionResult:
     return SubmissionResult(ASSIGNMENT, "ann", Status.GRADED, tests=tests)
 
 
-def test_manual_scores_survive_a_regrade_and_reach_the_export(tmp_path: Path) -> None:
-    (tmp_path / SOURCE_DIRECTORY).mkdir()
-    (tmp_path / SOURCE_DIRECTORY / ASSIGNMENT).symlink_to(REPO_ROOT / SOURCE_DIRECTORY / ASSIGNMENT)
-    db = tmp_path / "grading" / "gradebook.db"
+def test_manual_scores_survive_a_regrade_and_reach_the_export(throwaway_course: ThrowawayCourse) -> None:
+    course = throwaway_course(ASSIGNMENT, release=False)
+    db = course.grading.gradebook
     db.parent.mkdir()
-    gradebook.define_assignment(tmp_path, ASSIGNMENT, db)
+    gradebook.define_assignment(course, ASSIGNMENT, db)
     points = points_per_test()
     first = graded({name: p for name, p in points.items()})  # full marks from the kernel
     with Gradebook(sqlite_url(db)) as gb:
@@ -42,7 +39,7 @@ def test_manual_scores_survive_a_regrade_and_reach_the_export(tmp_path: Path) ->
     regraded = graded({name: p for name, p in points.items() if name != "causal_mask_values"})
     with Gradebook(sqlite_url(db)) as gb:
         gradebook.merge(gb, regraded)
-    save_result(tmp_path, regraded)
+    save_result(course, regraded)
 
     with Gradebook(sqlite_url(db)) as gb:
         assert gb.find_grade("written_sqrt_dk", ASSIGNMENT, ASSIGNMENT, "ann").manual_score == 1.5
@@ -50,7 +47,7 @@ def test_manual_scores_survive_a_regrade_and_reach_the_export(tmp_path: Path) ->
         assert override.manual_score == 0.5 and override.score == 0.5
         assert gb.find_grade("causal_mask_values", ASSIGNMENT, ASSIGNMENT, "ann").auto_score == 0.0
 
-    row = export_frame(tmp_path).set_index("student").loc["ann"]
+    row = export_frame(course).set_index("student").loc["ann"]
     assert row[f"{ASSIGNMENT}:written_sqrt_dk"] == 1.5
     assert row[f"{ASSIGNMENT}:sdpa_values"] == 0.5  # the override replaces the kernel's 2 points
     expected = sum(points.values()) - points["causal_mask_values"] - points["sdpa_values"] + 0.5 + 1.5

@@ -2,7 +2,7 @@
 
 The README's block runs from the repository root with the venv's Python and no PATH set-up;
 every command takes ``--root COURSE_FOLDER``. The test runs each line of the block in order,
-through ``shlex.split``, from a temporary course folder (the notebooks, with the venv linked in
+through ``shlex.split``, from a throw-away course (every notebook, with the venv linked in
 as ``.venv`` and a Canvas-style LMS download: one student hands in every notebook with the
 reference answers, another notebook 01 untouched), with
 PATH holding only the system folders, and with one change: ``--root .`` after ``-m autograder``,
@@ -12,7 +12,6 @@ so that the repository's own ``grading/`` stays untouched.
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -22,11 +21,12 @@ import nbformat
 import pandas as pd
 import pytest
 
+from autograder.course.course import Course
 from autograder.course.notebooks import fill_answers, is_graded_test_cell, nbgrader_meta, reference_answers
 from autograder.course.settings import REPO_ROOT, assignment_ids, release_notebook, source_notebook
+from tests.support.course import ThrowawayCourse
 
 README = REPO_ROOT / "README.md"
-COURSE_PARTS = ("solutions", "notebooks")
 STEPS = ["collect", "sanitize", "grade", "feedback", "export", "report"]
 GOOD, BLANK = "goodstudent", "blankstudent"
 
@@ -55,40 +55,39 @@ def readme_grading_commands() -> list[str]:
     return [line.split(" #")[0].strip() for line in block.splitlines() if line.strip()]
 
 
-def fresh_course(folder: Path) -> Path:
-    """The course's notebooks, with this session's venv as ``.venv`` and an LMS download."""
-    for part in COURSE_PARTS:
-        shutil.copytree(REPO_ROOT / part, folder / part)
-    (folder / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
-    with zipfile.ZipFile(folder / "lms_download.zip", "w") as download:
+def fresh_course(course: Course) -> Course:
+    """A throw-away course of every notebook, with this session's venv as ``.venv`` and an LMS download."""
+    (course.root / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
+    with zipfile.ZipFile(course.root / "lms_download.zip", "w") as download:
         for number, ((student, assignment), notebook) in enumerate(handed_in().items()):
             download.writestr(f"{student}_{number}_{100 + number}_{assignment}.ipynb", nbformat.writes(notebook))
-    return folder
+    return course
 
 
 @pytest.mark.slow
-def test_every_readme_grading_command_runs_as_written(tmp_path: Path) -> None:
+def test_every_readme_grading_command_runs_as_written(throwaway_course: ThrowawayCourse) -> None:
     commands = readme_grading_commands()
     assert [shlex.split(c)[3] for c in commands] == STEPS, f"the README's grading block changed: {commands}"
     assert all(c.startswith(".venv/bin/python -m autograder ") for c in commands)
-    course = fresh_course(tmp_path / "clone")
+    course = fresh_course(throwaway_course(*assignment_ids(), name="clone"))
     bare_path = os.pathsep.join(p for p in ("/usr/bin", "/bin") if Path(p).is_dir())
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")} | {"PATH": bare_path}
     printed = {}
     for command, step in zip(commands, STEPS, strict=True):
         python, module, package, *rest = shlex.split(command)
         argv = [python, module, package, "--root", ".", *rest]
-        result = subprocess.run(argv, cwd=course, env=env, capture_output=True, text=True, timeout=600)
+        result = subprocess.run(argv, cwd=course.root, env=env, capture_output=True, text=True, timeout=600)
         assert result.returncode == 0, f"`{command}` failed:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
         printed[step] = result.stdout
 
     submissions = handed_in()
     assert f"{len(submissions)} collected, 0 unmatched, 0 unreadable" in printed["collect"]
     for student, assignment in submissions:
-        assert (course / "grading" / "feedback" / student / assignment / f"{assignment}.html").is_file()
-    grades = pd.read_csv(course / "grades.csv").set_index(["student", "assignment"])
+        assert (course.grading.feedback(student, assignment) / f"{assignment}.html").is_file()
+    grades = pd.read_csv(course.root / "grades.csv").set_index(["student", "assignment"])
     # Every notebook graded at full marks by the course's own pipeline (sandbox, zygotes, clean re-run).
     scores = {a: (grades.loc[(GOOD, a), "autograded_score"], grades.loc[(GOOD, a), "status"]) for a in assignment_ids()}
     assert scores == {a: (autograded_points(a), "graded") for a in assignment_ids()}
     assert grades.loc[(BLANK, assignment_ids()[0]), "autograded_score"] == 0
-    assert "<img" in (course / "report.html").read_text() or "<svg" in (course / "report.html").read_text()
+    report = (course.root / "report.html").read_text()
+    assert "<img" in report or "<svg" in report

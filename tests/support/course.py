@@ -1,0 +1,12 @@
+"""Throw-away courses: the ``throwaway_course`` fixture (tests/conftest.py) and its type.
+
+``throwaway_course(*assignments, name="course", release=True)`` copies the named assignments'
+source (and release) notebooks into a new temporary folder with
+:meth:`autograder.course.course.Course.copy_to` and returns that folder's :class:`Course`.
+"""
+
+from collections.abc import Callable
+
+from autograder.course.course import Course
+
+ThrowawayCourse = Callable[..., Course]
