@@ -41,6 +41,7 @@ from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbformat import NotebookNode
 
 from autograder.course import settings
+from autograder.course.course import Course
 from autograder.course.notebooks import (
     HIDDEN_TESTS,
     SOLUTION_MARKER,
@@ -50,7 +51,8 @@ from autograder.course.notebooks import (
 )
 
 BOOK_DIR = Path(__file__).resolve().parent
-DEFAULT_OUTPUT = settings.REPO_ROOT / "build" / "book"
+COURSE = Course.default()
+DEFAULT_OUTPUT = COURSE.root / "build" / "book"
 COURSE_TITLE = "Transformers from scratch"
 MATHML_NAMESPACE = "http://www.w3.org/1998/Math/MathML"
 MATHML_TOKEN = re.compile(r"(<(mi|mn|mo|ms|mtext)\b[^>]*>)(.*?)(</\2>)", re.S)  # leaves: text, no elements
@@ -233,12 +235,12 @@ def build(output: Path, assignments: list[str], fast: bool = True) -> list[Page]
     output.mkdir(parents=True)
     exporter = ReaderExporter()
 
-    missing = [str(settings.release_notebook(a)) for a in assignments if not settings.release_notebook(a).is_file()]
+    missing = [str(COURSE.release_notebook(a)) for a in assignments if not COURSE.release_notebook(a).is_file()]
     if missing:
         raise FileNotFoundError(f"student notebooks missing (make release): {missing}")
     notebooks, pages = {}, []
     for assignment in assignments:
-        source = nbformat.read(settings.source_notebook(assignment), as_version=4)
+        source = nbformat.read(COURSE.source_notebook(assignment), as_version=4)
         notebooks[assignment] = reader_copy(source)
         pages.append(Page(assignment, *title_and_summary(source)))
 
@@ -246,7 +248,7 @@ def build(output: Path, assignments: list[str], fast: bool = True) -> list[Page]
         notebook = notebooks[page.assignment]
         start = time.perf_counter()
         try:
-            execute(notebook, settings.source_notebook(page.assignment).parent)
+            execute(notebook, COURSE.source_folder(page.assignment))
         except CellExecutionError as error:
             raise RuntimeError(f"{page.assignment}: a cell of the reader copy failed\n{error}") from None
         page.seconds = time.perf_counter() - start
@@ -262,7 +264,7 @@ def build(output: Path, assignments: list[str], fast: bool = True) -> list[Page]
         (output / page.file_name).write_text(render(exporter, notebook, page.assignment, navigation))
         student = output / page.student_notebook
         student.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(settings.release_notebook(page.assignment), student)
+        shutil.copyfile(COURSE.release_notebook(page.assignment), student)
         print(f"{page.file_name}: {page.figures} figures, executed in {page.seconds:.1f} s", flush=True)
 
     navigation = {"course": COURSE_TITLE, "previous": None, "next": None, "student_notebook": None, "fast": fast}
@@ -280,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--full", action="store_true", help="execute in full mode (TFCOURSE_FAST=0): slow")
     parser.add_argument("--only", nargs="+", metavar="ASSIGNMENT", help="these notebooks only")
     args = parser.parse_args(argv)
-    assignments = settings.assignment_ids()
+    assignments = COURSE.assignments()
     unknown = sorted(set(args.only or []) - set(assignments))
     if unknown:
         parser.error(f"unknown notebooks {unknown}; known: {assignments}")
