@@ -25,7 +25,7 @@ from autograder.course.notebooks import (
     reference_answers,
 )
 from autograder.course.paths import GRADEBOOK
-from autograder.course.settings import REPO_ROOT, release_notebook, source_notebook
+from autograder.course.settings import release_notebook, source_notebook
 from autograder.launch.limits import Limits
 from autograder.pipeline.results import SubmissionResult
 
@@ -135,7 +135,7 @@ def assert_stripper(course: Course) -> NotebookNode:
 
 def reads_hidden(course: Course) -> NotebookNode:
     # Looks for the instructor's files where a shared grading machine keeps them.
-    candidates = [course.source_notebook(ASSIGNMENT), source_notebook(ASSIGNMENT, REPO_ROOT)]
+    candidates = [course.source_notebook(ASSIGNMENT), Course.default().source_notebook(ASSIGNMENT)]
     cheat = f"""
 def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
     import json, math

@@ -11,6 +11,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.course.course import Course
+from autograder.course.paths import SUBMITTED
 from autograder.course.settings import RELEASE_DIRECTORY, SOURCE_DIRECTORY
 from autograder.pipeline.feedback import SHORTEST_SECRET
 from tests.grader.hostile_class import hidden_test_blocks
@@ -42,7 +43,7 @@ def shown_lines(page: Path) -> list[str]:
 def own_lines(page: Path) -> set[str]:
     """The lines of the notebook the page's student handed in (grading/submitted/<student>/<assignment>/)."""
     grading = page.parents[3]
-    submitted = grading / "submitted" / page.parent.parent.name / page.parent.name / f"{page.stem}.ipynb"
+    submitted = grading / SUBMITTED / page.parent.parent.name / page.parent.name / f"{page.stem}.ipynb"
     try:
         cells = nbformat.read(submitted, 4).cells
     except (OSError, ValueError):  # nothing handed in, or not a notebook (the page then shows no code of theirs)
