@@ -1,17 +1,19 @@
 """Shared fixtures: fast mode for every kernel, the venv's programs on PATH, per-assignment caches.
 
 The suite runs on pytest-xdist workers (``make test``). Tests that share an expensive fixture
-(a graded course, the built book, a JupyterLab server) are sent to one worker as a group
-(``--dist loadgroup``), so each fixture is still built once per run; the timings the workers
-record come back to the summary at the end.
+(a graded course, the built book, a JupyterLab server) are sent to one worker as one unit of
+work (``--dist loadgroup``, :func:`work_unit`), so each fixture is still built once per run; the
+timings the workers record come back to the summary at the end.
 """
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
 import pytest
+from xdist.scheduler import LoadScopeScheduling
 
 os.environ["TFCOURSE_FAST"] = "1"  # inherited by every kernel the tests start
 os.environ["MPLBACKEND"] = "Agg"
@@ -76,31 +78,42 @@ def graded(assignment: str, throwaway_course: ThrowawayCourse) -> GradedRun:
     return run
 
 
-# Fixtures whose value is costly and shared: every test that uses one runs on the same worker.
-SHARED_FIXTURES = ("graded_class", "graded", "book", "lab")
-# Fixtures that run one notebook's reference (in-process or in nbgrader): grouped by notebook,
-# the tests of a notebook share the cached run.
-PER_NOTEBOOK_FIXTURES = {"inprocess", "variant", "graded"}
+# How the suite is cut into work units for the xdist workers (``--dist loadgroup``, see
+# GroupScheduling): the tests of one unit run on one worker, in order, so a costly fixture is
+# built once. pytest 9 ignores the node ids xdist's own xdist_group marks rewrite, hence this.
+NOTEBOOK_PARAMETER = re.compile(r"\[(\d\d_[a-z_]+)")  # the notebook a test is parametrized with
+# A notebook's reference run in-process (cached per worker) and its real nbgrader course.
+PER_NOTEBOOK = {"tests/test_variants.py", "tests/test_reference_run.py", "tests/test_autograde.py"}
+# One graded class per notebook.
+CLASS_PER_NOTEBOOK = {"tests/grader/test_every_notebook.py"}
+# One costly fixture for the whole module: a graded class, the built book, a JupyterLab server.
+SHARED_BY_MODULE = {"tests/grader/test_grader_hostile.py", "tests/grader/test_kernel_reach.py",
+                    "tests/test_book.py", "tests/browser/test_student_flow.py"}  # fmt: skip
 
 
-def xdist_group(item: pytest.Item) -> str | None:
-    """The worker group of a test: its notebook's, or the shared fixture's it uses, or none."""
-    fixtures = set(getattr(item, "fixturenames", ()))
-    params = getattr(getattr(item, "callspec", None), "params", {})
-    if "assignment" in params and fixtures & PER_NOTEBOOK_FIXTURES:
-        return f"notebook:{params['assignment']}"
-    for name in SHARED_FIXTURES:
-        if name in fixtures:
-            each = params.get(name)  # a fixture parametrized by itself, e.g. one graded class per notebook
-            return f"{item.module.__name__}:{name}" + (f":{each}" if each else "")
-    return None
+def work_unit(nodeid: str) -> str:
+    """The unit of work a test belongs to: its notebook's, its module's, or its own."""
+    module = nodeid.split("::", 1)[0]
+    notebook = NOTEBOOK_PARAMETER.search(nodeid)
+    if module in PER_NOTEBOOK and notebook:
+        return f"notebook:{notebook[1]}"
+    if module in CLASS_PER_NOTEBOOK and notebook:
+        return f"{module}:{notebook[1]}"
+    if module in SHARED_BY_MODULE:
+        return module
+    return nodeid
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        group = xdist_group(item)
-        if group:
-            item.add_marker(pytest.mark.xdist_group(group))
+class GroupScheduling(LoadScopeScheduling):
+    """xdist's scope scheduling, with :func:`work_unit` as the scope."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return work_unit(nodeid)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log) -> LoadScopeScheduling | None:
+    return GroupScheduling(config, log) if config.getoption("dist") == "loadgroup" else None
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

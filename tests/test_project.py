@@ -46,3 +46,17 @@ def test_ci_has_the_grading_sandbox():
     if not os.environ.get("CI"):
         pytest.skip("only CI must have bubblewrap; see `make sandbox`")
     assert shutil.which("bwrap"), "bubblewrap is missing in CI: the grader's sandbox tests would be skipped"
+
+
+def test_tests_sharing_a_costly_fixture_run_as_one_unit_of_work():
+    from tests.conftest import work_unit  # noqa: PLC0415 (the suite's own scheduling)
+
+    variant = "tests/test_variants.py::test_variant[05_encoder_decoder:greedy-mutant-no_eos]"
+    graded = "tests/test_autograde.py::test_untouched_release_scores_zero[05_encoder_decoder]"
+    assert work_unit(variant) == work_unit(graded) == "notebook:05_encoder_decoder"
+    every = "tests/grader/test_every_notebook.py::test_the_export_gives_a_reason_for_every_lost_point"
+    assert work_unit(f"{every}[01_attention]") != work_unit(f"{every}[02_multi_head_attention]")
+    book = "tests/test_book.py::test_every_page_links_its_student_notebook"
+    assert work_unit(f"{book}[01_attention]") == work_unit(f"{book}[06_ag_news_classifier]")
+    alone = "tests/test_agnews.py::test_loader_reads_both_csv_forms"
+    assert work_unit(alone) == alone
