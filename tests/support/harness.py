@@ -22,8 +22,10 @@ def variant_answer(assignment: str, variant: Variant) -> dict[str, str]:
 def combined_variants(assignment: str) -> dict[str, dict[str, str]]:
     """Two submissions touching every answer cell at once.
 
-    ``mutants``: per answer cell, the mutant that fails the fewest test cells (the hardest
-    one to catch); ``alternatives``: per answer cell, its first alternative.
+    ``mutants``: per answer cell, the mutant that fails the fewest of its exercise's test cells
+    (the hardest one to catch); ``alternatives``: per answer cell, its first alternative. A
+    mutant is graded as ``tests/test_variants.py`` grades it, up to its exercise's last test
+    (not through a training cell further down), and the runner keeps that outcome for both.
     """
     harness = inprocess_notebook(assignment)
     mutants: dict[str, tuple[int, str]] = {}
@@ -33,7 +35,7 @@ def combined_variants(assignment: str) -> dict[str, dict[str, str]]:
         if variant.kind == "alternative":
             alternatives.setdefault(variant.cell, answer[variant.cell])
             continue
-        failures = sum(not o.passed for o in harness.grade(answer).values())
+        failures = sum(not o.passed for o in harness.grade(answer, tests_of=variant.cell).values())
         best = mutants.get(variant.cell)
         if best is None or failures < best[0]:
             mutants[variant.cell] = (failures, answer[variant.cell])

@@ -64,6 +64,7 @@ class InProcessNotebook:
         self.notebook = nb
         self.cells = [cell for cell in nb.cells if cell.cell_type == "code"]
         self.snapshots: dict[str, dict] = {}
+        self.graded: dict[tuple, dict[str, CellOutcome]] = {}  # grade()'s outcomes, by its arguments
         self.reference = self._run(0, {"__name__": "__main__"}, {}, take_snapshots=True)
 
     def grade(self, answers: dict[str, str], tests_of: str | None = None) -> dict[str, CellOutcome]:
@@ -71,8 +72,15 @@ class InProcessNotebook:
 
         With ``tests_of`` (an answer's grade id), only that answer's test cells matter. Cells after
         the last test cell that matters cannot change its outcome and are not run: in a notebook
-        that trains a model after its exercises, that skips the training.
+        that trains a model after its exercises, that skips the training. The same answers are
+        graded once: a variant's test and the combined submissions share the outcome.
         """
+        key = (tuple(sorted(answers.items())), tests_of)
+        if key not in self.graded:
+            self.graded[key] = self._grade(answers, tests_of)
+        return self.graded[key]
+
+    def _grade(self, answers: dict[str, str], tests_of: str | None) -> dict[str, CellOutcome]:
         first = min(i for i, cell in enumerate(self.cells) if grade_id(cell) in answers)
         last = max(
             i
