@@ -1,14 +1,15 @@
 """Build the reader edition: the solution notebooks, executed, as a static HTML site.
 
-    python book/build.py [--output build/book] [--full] [--only 01_attention ...]
+    python book/build.py [--output build/book] [--fast] [--only 01_attention ...]
 
 For each notebook of ``solutions/``, in course order:
 
 1. a reader copy: hidden tests and nbgrader's solution markers removed, nbgrader metadata
    dropped, the reference answers, the model answers to the written questions and the
    visible tests kept (tagged, so the page labels them);
-2. executed with nbclient in a temporary copy of its folder, in fast mode
-   (``TFCOURSE_FAST=1``) unless ``--full``;
+2. executed with nbclient in a temporary copy of its folder, in full mode (``TFCOURSE_FAST=0``),
+   so that every figure shows the trained models the prose describes; ``--fast`` runs the
+   notebooks in fast mode instead (small data, short training: quick, for tests);
 3. rendered by nbconvert's HTML exporter (JupyterLab's look, figures embedded as PNG)
    through the template in ``book/templates/reader``, with every formula turned into
    MathML at build time by latex2mathml: browsers draw MathML themselves, so the site
@@ -56,7 +57,7 @@ DEFAULT_OUTPUT = COURSE.root / "build" / "book"
 COURSE_TITLE = "Transformers from scratch"
 MATHML_NAMESPACE = "http://www.w3.org/1998/Math/MathML"
 MATHML_TOKEN = re.compile(r"(<(mi|mn|mo|ms|mtext)\b[^>]*>)(.*?)(</\2>)", re.S)  # leaves: text, no elements
-CELL_TIMEOUT_SECONDS = 1200  # one cell of a --full run may train for a while
+CELL_TIMEOUT_SECONDS = 1200  # one cell of a full-mode run may train for a while
 
 # Cell tags of the reader copy; the template's CSS labels the cells that carry them.
 TAG_REFERENCE_ANSWER = "reader-reference-answer"
@@ -226,7 +227,7 @@ def index_notebook(pages: list[Page], fast: bool) -> NotebookNode:
     return notebook
 
 
-def build(output: Path, assignments: list[str], fast: bool = True) -> list[Page]:
+def build(output: Path, assignments: list[str], fast: bool = False) -> list[Page]:
     """Write the site to ``output`` (emptied first); return its pages in course order."""
     os.environ.pop("MPLBACKEND", None)  # the kernels draw figures with the inline backend
     os.environ["TFCOURSE_FAST"] = "1" if fast else "0"
@@ -279,7 +280,9 @@ def build(output: Path, assignments: list[str], fast: bool = True) -> list[Page]
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="site folder (emptied first)")
-    parser.add_argument("--full", action="store_true", help="execute in full mode (TFCOURSE_FAST=0): slow")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--fast", action="store_true", help="execute in fast mode (TFCOURSE_FAST=1): quick, untrained")
+    mode.add_argument("--full", action="store_true", help="execute in full mode (TFCOURSE_FAST=0), the default")
     parser.add_argument("--only", nargs="+", metavar="ASSIGNMENT", help="these notebooks only")
     args = parser.parse_args(argv)
     assignments = COURSE.assignments()
@@ -289,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         assignments = [a for a in assignments if a in args.only]
     start = time.perf_counter()
-    pages = build(args.output, assignments, fast=not args.full)
+    pages = build(args.output, assignments, fast=args.fast)
     size = sum(f.stat().st_size for f in args.output.rglob("*") if f.is_file())
     print(
         f"reader edition: {len(pages)} pages in {time.perf_counter() - start:.1f} s, {size / 1e6:.1f} MB, "

@@ -1,4 +1,7 @@
-"""The reader edition (`make book`): built once per session, in fast mode, into a temporary folder.
+"""The reader edition (`make book`): built once per session, in fast mode (`--fast`), into a temporary folder.
+
+`make book` itself builds in full mode, so that the figures show trained models; fast mode is
+for speed here.
 
 It must list every notebook in course order, show each notebook's figures, the reference
 answers and the visible tests, hold no hidden test, load nothing from another host (maths
@@ -43,7 +46,7 @@ def book(tmp_path_factory: pytest.TempPathFactory) -> Path:
     output = tmp_path_factory.mktemp("book") / "site"
     start = time.perf_counter()
     result = subprocess.run(
-        [sys.executable, str(BUILDER), "--output", str(output)],
+        [sys.executable, str(BUILDER), "--output", str(output), "--fast"],
         capture_output=True,
         text=True,
         timeout=BUILD_TIMEOUT_SECONDS,

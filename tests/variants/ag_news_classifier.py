@@ -329,6 +329,15 @@ VARIANTS = [
         ("        nn.init.normal_(self.embedding.weight, mean=0.0, std=d_model**-0.5)\n", ""),
     ),
     mutant("classifier", "init_std_one_over_d", ("std=d_model**-0.5", "std=1 / d_model")),
+    mutant(
+        "classifier",
+        "pad_row_left_random",
+        (
+            "        with torch.no_grad():\n"
+            "            self.embedding.weight[pad_idx].zero_()  # the zeros that padding_idx put there\n",
+            "",
+        ),
+    ),
     mutant("classifier", "pooling_over_padding", ("masked_mean(x, keep)", "x.mean(dim=1)")),
     mutant("classifier", "mask_inverted", ("mask = keep[:, None, None, :]", "mask = ~keep[:, None, None, :]")),
     mutant("classifier", "mask_not_passed", ("x = layer(x, mask)", "x = layer(x)")),
@@ -382,6 +391,7 @@ VARIANTS = [
                 self.embedding = nn.Embedding(vocab_size, d_model, padding_idx=pad_idx)
                 with torch.no_grad():
                     self.embedding.weight.normal_(0.0, 1.0 / math.sqrt(d_model))
+                    self.embedding.weight[pad_idx] = 0.0
                 self.positions = LearnedPositionalEncoding(d_model, max_len=max_len, dropout=dropout)
                 self.layers = nn.ModuleList()
                 for _ in range(num_layers):
