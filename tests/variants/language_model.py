@@ -319,7 +319,10 @@ VARIANTS = [
     mutant(
         "gpt",
         "first_cache_for_every_block",
-        ("for block, cache in zip(self.blocks, caches):", "for block in self.blocks:\n            cache = caches[0]"),
+        (
+            "for block, cache in zip(self.blocks, caches, strict=True):",
+            "for block in self.blocks:\n            cache = caches[0]",
+        ),
     ),
     mutant("gpt", "caches_not_returned", (LOGITS, "return self.head(self.norm(x)), caches")),
     # --- gpt: other correct answers ---
