@@ -63,7 +63,7 @@ browser-test: install  ## the student flow in JupyterLab driven by headless chro
 	@$(INSTALL_CHROMIUM)
 	$(BIN)/python -m pytest tests/browser $(PYTEST_ARGS)
 
-book: install  ## the reader edition in build/book: solutions executed in fast mode (BOOK_ARGS=--full: full mode)
+book: install  ## the reader edition in build/book: solutions executed in full mode (BOOK_ARGS=--fast: fast mode)
 	$(BIN)/python book/build.py $(BOOK_ARGS)
 
 release: install  ## regenerate notebooks/ from solutions/ with nbgrader
