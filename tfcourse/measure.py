@@ -1,14 +1,14 @@
 """Time and peak memory of one call, on the CPU or a GPU, for the notebooks' benchmark figures.
 
-``milliseconds(fn)`` is the median wall time of a few calls after a warm-up (on CUDA it waits
-for the GPU before reading the clock). ``peak_memory(fn)`` is the most memory that the tensors
-created during one call held at any moment, the result included and the inputs not: on CUDA it
-is the caching allocator's peak; on the CPU, where PyTorch keeps no allocator statistics, it
-watches every operator the call runs (a ``TorchDispatchMode``) and adds up the storages they
-create until they are freed. Buffers a fused kernel allocates inside itself are invisible to
-that count, which is why :func:`peak_memory` also returns the names of the operators it saw.
-``threads(n)`` runs a block with ``n`` CPU threads: small operations time more steadily on one
-thread, above all on a machine that other jobs share.
+``milliseconds(fn)`` is the median wall time of a few calls after a warm-up (on a GPU it waits
+for the GPU before reading the clock: :func:`synchronize`). ``peak_memory(fn)`` is the most
+memory that the tensors created during one call held at any moment, the result included and
+the inputs not: on CUDA it is the caching allocator's peak; elsewhere (the CPU keeps no
+allocator statistics) it watches every operator the call runs (a ``TorchDispatchMode``) and
+adds up the storages they create until they are freed. Buffers a fused kernel allocates inside
+itself are invisible to that count, which is why :func:`peak_memory` also returns the names of
+the operators it saw. ``threads(n)`` runs a block with ``n`` CPU threads: small operations time
+more steadily on one thread, above all on a machine that other jobs share.
 """
 
 import statistics
@@ -23,9 +23,13 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 
-def _synchronize(device: torch.device | str | None) -> None:
-    if device is not None and torch.device(device).type == "cuda":
+def synchronize(device: torch.device | str | None) -> None:
+    """Wait until the GPU (CUDA or Apple's MPS) has finished its queued work; nothing to wait for on a CPU."""
+    kind = torch.device(device).type if device is not None else "cpu"
+    if kind == "cuda":
         torch.cuda.synchronize(device)
+    elif kind == "mps":
+        torch.mps.synchronize()
 
 
 def milliseconds(
@@ -34,12 +38,12 @@ def milliseconds(
     """Median wall time of ``fn()`` in milliseconds over ``repeats`` calls, after ``warmup`` calls."""
     for _ in range(warmup):
         fn()
-    _synchronize(device)
+    synchronize(device)
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         fn()
-        _synchronize(device)
+        synchronize(device)
         times.append(1000 * (time.perf_counter() - start))
     return statistics.median(times)
 

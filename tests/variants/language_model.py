@@ -378,6 +378,52 @@ VARIANTS = [
                 return F.linear(self.norm(x), self.embed.weight), out
         """,
     ),
+    alternative(
+        "gpt",
+        "named_sequential_and_index_loop",
+        """
+        from collections import OrderedDict
+
+
+        class Block(nn.Module):
+            def __init__(self, d_model, num_heads, d_ff, dropout=0.0, rope_base=10000.0):
+                super().__init__()
+                self.attn = CausalSelfAttention(d_model, num_heads, rope_base)
+                self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+                layers = OrderedDict(up=nn.Linear(d_model, d_ff), act=nn.GELU(), down=nn.Linear(d_ff, d_model))
+                self.ffn = nn.Sequential(layers)
+                self.attn_drop, self.ffn_drop = nn.Dropout(dropout), nn.Dropout(dropout)
+
+            def forward(self, x, cache=None):
+                out, cache = self.attn(self.norm1(x), cache)
+                h = x + self.attn_drop(out)
+                return h + self.ffn_drop(self.ffn(self.norm2(h))), cache
+
+
+        class GPT(nn.Module):
+            def __init__(self, vocab_size, d_model, num_heads, num_layers, d_ff, dropout=0.0, rope_base=10000.0):
+                super().__init__()
+                self.embed = nn.Embedding(vocab_size, d_model)
+                with torch.no_grad():
+                    self.embed.weight.normal_(0.0, 0.02)
+                self.emb_drop = nn.Dropout(dropout)
+                self.blocks = nn.ModuleList()
+                for _ in range(num_layers):
+                    self.blocks.append(Block(d_model, num_heads, d_ff, dropout, rope_base))
+                self.norm = nn.LayerNorm(d_model)
+                self.head = nn.Linear(d_model, vocab_size, bias=False)
+                self.head.weight = self.embed.weight
+
+            def forward(self, ids, caches=None):
+                h = self.emb_drop(self.embed(ids))
+                caches = caches or [None] * len(self.blocks)
+                new = []
+                for i in range(len(self.blocks)):
+                    h, c = self.blocks[i](h, caches[i])
+                    new.append(c)
+                return self.head(self.norm(h)), new
+        """,
+    ),
     # --- generate: mistakes ---
     mutant("generate", "temperature_multiplies", (DIVIDE, "last = last * temperature")),
     mutant("generate", "top_k_fills_zero", (TOP_K_FILL, "last = last.masked_fill(last < kth_largest, 0.0)")),
