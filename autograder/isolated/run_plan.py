@@ -24,6 +24,16 @@ def on_alarm(signum: int, frame: object) -> None:
     raise CellTimeout("cell timed out")
 
 
+def describe(error: BaseException, limit: float) -> str:
+    """The failure message of a cell that raised ``error``."""
+    if isinstance(error, CellTimeout):
+        return f"CellTimeout: stopped after its limit of {limit:g} s"
+    try:
+        return "".join(traceback.format_exception_only(type(error), error)).strip()[:2000]
+    except MemoryError:
+        return type(error).__name__
+
+
 def run_plan(request: CleanRerunRequest) -> None:
     """Run the cells of the plan in order; write ``{grade_id: outcome}`` of each test to the results file.
 
@@ -42,10 +52,10 @@ def run_plan(request: CleanRerunRequest) -> None:
             exec(compile(cell.source, f"<{cell.kind} {cell.grade_id}>", "exec"), namespace)
             outcome = {"passed": True, "message": ""}
         except BaseException as error:  # noqa: B036 (a test may fail with anything, SystemExit included)
-            lines = traceback.format_exception_only(type(error), error)
-            outcome = {"passed": False, "message": "".join(lines).strip()[:2000]}
-            if isinstance(error, CellTimeout):
-                outcome["message"] = f"CellTimeout: stopped after its limit of {limit:g} s"
+            # Let go of the failed cell's frames first: what they hold (a memory hog's list) is freed
+            # now, so describing the error cannot itself run out of memory and end the whole run.
+            error.__traceback__ = None
+            outcome = {"passed": False, "message": describe(error, limit)}
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         if cell.kind == "test":

@@ -58,9 +58,11 @@ def readme_grading_commands() -> list[str]:
 def fresh_course(course: Course) -> Course:
     """A throw-away course of every notebook, with this session's venv as ``.venv`` and an LMS download."""
     (course.root / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
+    canvas_user_ids = {GOOD: 11, BLANK: 12}  # Canvas names a file sortablename_userid_fileid_name: one id a student
     with zipfile.ZipFile(course.root / "lms_download.zip", "w") as download:
         for number, ((student, assignment), notebook) in enumerate(handed_in().items()):
-            download.writestr(f"{student}_{number}_{100 + number}_{assignment}.ipynb", nbformat.writes(notebook))
+            name = f"{student}_{canvas_user_ids[student]}_{100 + number}_{assignment}.ipynb"
+            download.writestr(name, nbformat.writes(notebook))
     return course
 
 
