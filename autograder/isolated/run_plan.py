@@ -46,18 +46,28 @@ def run_plan(request: CleanRerunRequest) -> None:
     namespace: dict = {"__name__": "__main__"}
     results: dict[str, dict] = {}
     for cell in request.plan:
-        limit = cell.limit or request.cell_timeout
-        signal.setitimer(signal.ITIMER_REAL, limit)
-        try:
-            exec(compile(cell.source, f"<{cell.kind} {cell.grade_id}>", "exec"), namespace)
-            outcome = {"passed": True, "message": ""}
-        except BaseException as error:  # noqa: B036 (a test may fail with anything, SystemExit included)
-            # Let go of the failed cell's frames first: what they hold (a memory hog's list) is freed
-            # now, so describing the error cannot itself run out of memory and end the whole run.
-            error.__traceback__ = None
-            outcome = {"passed": False, "message": describe(error, limit)}
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+        outcome = run_cell(cell.source, f"<{cell.kind} {cell.grade_id}>", namespace, cell.limit or request.cell_timeout)
         if cell.kind == "test":
             results[cell.grade_id] = outcome
             Path(request.results_path).write_text(json.dumps(results))
+
+
+def run_cell(source: str, name: str, namespace: dict, limit: float) -> dict:
+    """Execute one cell under its time limit; ``{"passed", "message"}``.
+
+    The alarm is disarmed in an inner ``finally``, inside the ``try`` that reports failures: an
+    alarm that fires as the cell ends (a memory hog's clean-up can take seconds) raises where it
+    is still caught, never in the handler, where it would end the whole run.
+    """
+    try:
+        signal.setitimer(signal.ITIMER_REAL, limit)
+        try:
+            exec(compile(source, name, "exec"), namespace)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except BaseException as error:  # noqa: B036 (a test may fail with anything, SystemExit included)
+        # Let go of the failed cell's frames first: what they hold (a memory hog's list) is freed
+        # now, so describing the error cannot itself run out of memory and end the whole run.
+        error.__traceback__ = None
+        return {"passed": False, "message": describe(error, limit)}
+    return {"passed": True, "message": ""}

@@ -1,10 +1,16 @@
 """Per-cell time limits from the reference run: the formula, the timing read from nbclient, the kept times."""
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
 from autograder.course.notebooks import cell_key
-from autograder.course.settings import source_notebook
+from autograder.course.settings import REPO_ROOT, source_notebook
+from autograder.isolated.protocol import CleanRerunRequest, PlanCell, encode
 from autograder.pipeline.cell_limits import CellLimits, cell_seconds, load_times, save_times, sources_digest
 from autograder.pipeline.clean_rerun import clean_plan
 from tests.grader.hostile_class import ASSIGNMENT, solution
@@ -51,3 +57,40 @@ def test_the_clean_plan_carries_each_cells_limit() -> None:
     plan = clean_plan(solution(), source, {"sdpa_values": 7})
     assert {cell.grade_id: cell.limit for cell in plan if cell.kind == "test"}["sdpa_values"] == 7
     assert all(cell.limit is None for cell in plan if cell.grade_id != "sdpa_values")
+
+
+SLOW_TO_DESCRIBE = """
+import time
+
+class SlowToDescribe(Exception):
+    def __str__(self):
+        time.sleep(1.0)  # past the cell's limit, while the failure is being reported
+        return "took its time"
+
+raise SlowToDescribe()
+"""
+
+
+def test_a_cells_alarm_is_disarmed_before_its_failure_is_reported(tmp_path: Path) -> None:
+    """The alarm stops with the cell: a failure slow to report (a memory hog's clean-up, an error slow to print)
+    is reported whole, and the run goes on past it and past a cell stopped at its limit."""
+    plan = (
+        PlanCell("test", "slow_failure", SLOW_TO_DESCRIBE, limit=0.3),
+        PlanCell("test", "endless", "while True:\n    pass", limit=0.3),
+        PlanCell("test", "after", "assert 1 + 1 == 2", limit=0.3),
+    )
+    results_path = tmp_path / "results.json"
+    request = encode(CleanRerunRequest(plan, str(results_path), cell_timeout=5))
+    script = (
+        "import sys\n"
+        "from autograder.isolated.protocol import CleanRerunRequest, decode\n"
+        "decode(sys.stdin.read(), CleanRerunRequest).run()\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script], input=request, text=True, capture_output=True, timeout=60, cwd=REPO_ROOT
+    )
+    assert run.returncode == 0, run.stderr
+    results = json.loads(results_path.read_text())
+    assert results["slow_failure"] == {"passed": False, "message": "SlowToDescribe: took its time"}
+    assert results["endless"]["message"].startswith("CellTimeout")
+    assert results["after"] == {"passed": True, "message": ""}
