@@ -224,7 +224,7 @@ def architecture_figure(decoder: bool = False, arrangements: Sequence[bool] = (F
     """
     if not arrangements:
         raise ValueError("arrangements: give at least one norm_first value")
-    width = (8.2 if decoder else 4.4) * len(arrangements)
+    width = (8.8 if decoder else 4.4) * len(arrangements)
     fig, axes = plt.subplots(1, len(arrangements), figsize=(width, 10.0 if decoder else 7.2), squeeze=False,
                              layout="constrained")
     for ax, norm_first in zip(axes[0], arrangements, strict=True):
