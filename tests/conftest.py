@@ -9,7 +9,9 @@ timings the workers record come back to the summary at the end.
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -25,21 +27,26 @@ from autograder.course import settings  # noqa: E402
 from autograder.course.course import Course  # noqa: E402
 from autograder.course.settings import assignment_ids  # noqa: E402
 from tests.support.course import ThrowawayCourse  # noqa: E402
-from tests.support.harness import combined_variants, inprocess_notebook  # noqa: E402
+from tests.support.harness import SHARED_FOLDER_ENV, combined_variants, inprocess_notebook  # noqa: E402
 from tests.support.inprocess import InProcessNotebook  # noqa: E402
 from tests.support.nbgrader_course import GradedRun, grade_reference_submissions  # noqa: E402
 from tests.support.notebooks import read  # noqa: E402
 from tests.variants import VARIANTS  # noqa: E402
+
+# Made once, in the controller (or the only process); the xdist workers inherit the variable.
+os.environ.setdefault(SHARED_FOLDER_ENV, tempfile.mkdtemp(prefix="tfcourse-tests-"))
 
 ASSIGNMENTS = assignment_ids()
 TIMINGS: dict[str, float] = {}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "variant" in metafunc.fixturenames:
-        cases = [(a, v) for a in ASSIGNMENTS for v in VARIANTS.get(a, [])]
-        metafunc.parametrize(("assignment", "variant"), cases, ids=[f"{a}:{v.id}" for a, v in cases])
-    elif "assignment" in metafunc.fixturenames:
+    for name, kinds in (("variant", {"mutant", "alternative"}), ("alternative", {"alternative"})):
+        if name in metafunc.fixturenames:
+            cases = [(a, v) for a in ASSIGNMENTS for v in VARIANTS.get(a, []) if v.kind in kinds]
+            metafunc.parametrize(("assignment", name), cases, ids=[f"{a}:{v.id}" for a, v in cases])
+            return
+    if "assignment" in metafunc.fixturenames:
         metafunc.parametrize("assignment", ASSIGNMENTS, scope="session")
 
 
@@ -84,17 +91,42 @@ def graded(assignment: str, throwaway_course: ThrowawayCourse) -> GradedRun:
 NOTEBOOK_PARAMETER = re.compile(r"\[(\d\d_[a-z_]+)")  # the notebook a test is parametrized with
 # A notebook's reference run in-process (cached per worker) and its real nbgrader course.
 PER_NOTEBOOK = {"tests/test_variants.py", "tests/test_reference_run.py", "tests/test_autograde.py"}
+# An alternative graded through to the notebook's last test trains the notebook's model again;
+# nothing else needs the outcome, so these are a unit of their own per notebook, on another worker.
+ALTERNATIVE = re.compile(r"^tests/test_variants\.py::test_alternative_")
 # One graded class per notebook.
 CLASS_PER_NOTEBOOK = {"tests/grader/test_every_notebook.py"}
 # One costly fixture for the whole module: a graded class, the built book, a JupyterLab server.
 SHARED_BY_MODULE = {"tests/grader/test_grader_hostile.py", "tests/grader/test_kernel_reach.py",
                     "tests/test_book.py", "tests/browser/test_student_flow.py"}  # fmt: skip
+# The units that take minutes (worker seconds in a CI-like run, 4 workers on 2 cores, rounded),
+# handed out first and longest first, so that none of them starts near the end of the run;
+# the rest follow by their number of tests.
+COSTLY_UNITS = {
+    "notebook:05_encoder_decoder": 700,
+    "tests/browser/test_student_flow.py": 700,
+    "notebook:07_language_model": 600,
+    "tests/test_book.py": 400,
+    "notebook:04_encoder": 350,
+    "tests/grader/test_every_notebook.py:07": 350,
+    "notebook:06_ag_news_classifier": 300,
+    "tests/browser/test_formgrader.py": 280,
+    "tests/grader/test_every_notebook.py:04": 280,
+    "tests/grader/test_grader_hostile.py": 270,
+    "tests/grader/test_every_notebook.py": 230,
+    "alternatives:05": 200,
+    "tests/grader/test_grader_dask.py": 160,
+    "notebook:": 120,
+    "alternatives:": 60,
+}
 
 
 def work_unit(nodeid: str) -> str:
     """The unit of work a test belongs to: its notebook's, its module's, or its own."""
     module = nodeid.split("::", 1)[0]
     notebook = NOTEBOOK_PARAMETER.search(nodeid)
+    if ALTERNATIVE.match(nodeid) and notebook:
+        return f"alternatives:{notebook[1]}"
     if module in PER_NOTEBOOK and notebook:
         return f"notebook:{notebook[1]}"
     if module in CLASS_PER_NOTEBOOK and notebook:
@@ -104,16 +136,39 @@ def work_unit(nodeid: str) -> str:
     return nodeid
 
 
+def expected_seconds(unit: str, tests: int) -> float:
+    """A unit's expected cost: its COSTLY_UNITS entry (the longest prefix that matches), else its test count."""
+    prefixes = [prefix for prefix in COSTLY_UNITS if unit.startswith(prefix)]
+    return COSTLY_UNITS[max(prefixes, key=len)] if prefixes else tests
+
+
 class GroupScheduling(LoadScopeScheduling):
-    """xdist's scope scheduling, with :func:`work_unit` as the scope."""
+    """xdist's scope scheduling, with :func:`work_unit` as the scope, the costliest units handed out first."""
+
+    def __init__(self, config: pytest.Config, log=None) -> None:
+        super().__init__(config, log)
+        self.ordered = False
 
     def _split_scope(self, nodeid: str) -> str:
         return work_unit(nodeid)
+
+    def _assign_work_unit(self, node) -> None:
+        if not self.ordered:  # the first assignment: the work queue is complete, nothing handed out yet
+            units = sorted(self.workqueue.items(), key=lambda item: -expected_seconds(item[0], len(item[1])))
+            self.workqueue.clear()
+            self.workqueue.update(units)
+            self.ordered = True
+        super()._assign_work_unit(node)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log) -> LoadScopeScheduling | None:
     return GroupScheduling(config, log) if config.getoption("dist") == "loadgroup" else None
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # the controller, or a run without workers
+        shutil.rmtree(os.environ[SHARED_FOLDER_ENV], ignore_errors=True)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

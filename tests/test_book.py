@@ -22,7 +22,7 @@ from autograder.course import settings
 from autograder.course.notebooks import HIDDEN_TESTS, is_answer_cell, is_graded_test_cell
 from autograder.course.settings import REPO_ROOT
 from tests.conftest import ASSIGNMENTS, TIMINGS
-from tests.support.harness import inprocess_notebook
+from tests.support.harness import reference_figures
 from tests.support.notebooks import code_lines, read, solution_code, without_hidden_tests
 
 pytestmark = pytest.mark.slow
@@ -77,7 +77,7 @@ def test_index_lists_every_notebook_in_course_order(book: Path):
 
 
 def test_each_page_shows_every_figure_of_its_notebook(book: Path, assignment: str):
-    figures = sum(outcome.figures for outcome in inprocess_notebook(assignment).reference)
+    figures = sum(reference_figures(assignment))
     images = parsed(book, f"{assignment}.html").select(".jp-OutputArea-output img")
     embedded = [img for img in images if img.get("src", "").startswith("data:image/png;base64,")]
     assert len(embedded) == len(images), "an image is not embedded in the page"

@@ -1,8 +1,12 @@
 """Mutants (realistic wrong answers) must lose points; alternatives (other correct answers) must not.
 
 Graded with the in-process runner (tests/support/inprocess.py); test_autograde.py checks that a
-real nbgrader run agrees with it.
+real nbgrader run agrees with it. Each variant is graded on its own exercise's tests (quick, in
+``make test-fast``); an alternative is graded again through to the notebook's last test, which
+can mean training a model (slow, in ``make test``).
 """
+
+import pytest
 
 from autograder.course.settings import assignment_ids
 from tests.support.harness import variant_answer
@@ -23,12 +27,19 @@ def test_every_assignment_has_variants():
 
 def test_variant(inprocess, assignment, variant):
     # A mutant needs to fail one of its own exercise's tests; an alternative must pass them all.
-    tests_of = variant.cell if variant.kind == "mutant" else None
-    outcomes = inprocess.grade(variant_answer(assignment, variant), tests_of=tests_of)
+    outcomes = inprocess.grade(variant_answer(assignment, variant), tests_of=variant.cell)
     failed = sorted(name for name, outcome in outcomes.items() if not outcome.passed)
     own_failed = [name for name in failed if name.startswith(variant.cell)]
     if variant.kind == "mutant":
         assert own_failed, f"mutant {variant.id} passes every test of {variant.cell}: add a test that catches it"
     else:
-        details = {name: outcomes[name].error or outcomes[name].stderr for name in failed}
-        assert not failed, f"correct alternative {variant.id} loses points: {details}"
+        details = {name: outcomes[name].error or outcomes[name].stderr for name in own_failed}
+        assert not own_failed, f"correct alternative {variant.id} loses points: {details}"
+
+
+@pytest.mark.slow
+def test_alternative_loses_no_point_anywhere_in_the_notebook(inprocess, assignment, alternative):
+    # Later cells use the answer too (a later exercise's test, a model trained on it).
+    outcomes = inprocess.grade(variant_answer(assignment, alternative))
+    failed = {name: outcome.error or outcome.stderr for name, outcome in outcomes.items() if not outcome.passed}
+    assert not failed, f"correct alternative {alternative.id} loses points: {failed}"

@@ -17,7 +17,7 @@ from autograder.course import settings
 from autograder.course.notebooks import fill_answers, is_answer_cell, reference_answers
 from tests.browser.notebook_page import NotebookPage
 from tests.conftest import TIMINGS
-from tests.support.harness import inprocess_notebook
+from tests.support.harness import reference_figures
 from tests.support.notebooks import read
 
 pytestmark = pytest.mark.slow
@@ -28,7 +28,7 @@ VALIDATION_SUCCESS = "Success! Your notebook passes all the tests."
 
 def figures_per_code_cell(assignment: str) -> list[int]:
     """How many figures each code cell of the notebook makes (the in-process run of the source)."""
-    return [outcome.figures for outcome in inprocess_notebook(assignment).reference]
+    return reference_figures(assignment)
 
 
 def test_untouched_release_stops_at_the_first_todo_and_fails_validation(assignment, page, lab, artifacts):

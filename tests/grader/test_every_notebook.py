@@ -51,6 +51,14 @@ def graded(request: pytest.FixtureRequest, throwaway_course: ThrowawayCourse) ->
     return GradedNotebook(assignment, course, mine)
 
 
+def test_the_reference_answers_score_full_marks_in_the_kernel_and_the_clean_rerun(graded: GradedNotebook) -> None:
+    # prints_hidden holds every reference answer (its last one also prints the hidden tests).
+    result = graded.results["prints_hidden"]
+    lost = [(t.grade_id, t.kernel_score, t.clean_passed, t.message) for t in result.tests if t.score < t.max_score]
+    assert result.status == Status.GRADED and result.score == graded.full, (result.status, result.reason, lost)
+    assert all(t.kernel_score == t.max_score and t.clean_passed is not False for t in result.tests), lost
+
+
 def test_a_looping_exercise_keeps_the_points_of_every_test_that_does_not_call_it(graded: GradedNotebook) -> None:
     loops, blank = graded.results["loops_first"], graded.results["first_blank"]
     lost = [t.grade_id for t in loops.tests if t.score < t.max_score]

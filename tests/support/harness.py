@@ -1,16 +1,49 @@
 """The in-process runner per assignment, and the answers that variants give it."""
 
 import functools
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from filelock import FileLock
 
 from autograder.course import settings
 from tests.support.inprocess import InProcessNotebook
 from tests.support.notebooks import answer_cells, read
 from tests.variants import VARIANTS, Variant
 
+# A folder shared by every worker of one test run (conftest.py makes it in the controller, whose
+# environment the xdist workers inherit).
+SHARED_FOLDER_ENV = "TFCOURSE_TEST_SHARED"
+
+
+def figures_file(assignment: str) -> Path:
+    return Path(os.environ.get(SHARED_FOLDER_ENV) or tempfile.gettempdir()) / f"figures-{assignment}.json"
+
 
 @functools.cache
 def inprocess_notebook(assignment: str) -> InProcessNotebook:
-    return InProcessNotebook(read(settings.source_notebook(assignment)))
+    """The notebook run in this process; its figure counts are published for the other workers."""
+    path = figures_file(assignment)
+    with FileLock(f"{path}.lock"):
+        notebook = InProcessNotebook(read(settings.source_notebook(assignment)))
+        path.write_text(json.dumps([outcome.figures for outcome in notebook.reference]))
+    return notebook
+
+
+def reference_figures(assignment: str) -> list[int]:
+    """How many figures each code cell of the notebook's in-process reference run makes.
+
+    The run is costly (a whole notebook) and the book's and the browser's tests need only these
+    counts: a worker that finds them published by another (or waits while another runs the
+    notebook) reads them instead of running the notebook again.
+    """
+    path = figures_file(assignment)
+    with FileLock(f"{path}.lock"):
+        if path.exists():
+            return json.loads(path.read_text())
+    return [outcome.figures for outcome in inprocess_notebook(assignment).reference]
 
 
 def variant_answer(assignment: str, variant: Variant) -> dict[str, str]:
