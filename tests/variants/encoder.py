@@ -416,4 +416,171 @@ VARIANTS = [
             return sum(math.prod(shape) for shape in shapes)
         """,
     ),
+    # --- train_step: mistakes ---
+    mutant("train_step", "gradients_never_zeroed", ("    optimizer.zero_grad()\n", "")),
+    mutant(
+        "train_step",
+        "gradients_zeroed_before_the_step",
+        ("    optimizer.zero_grad()\n", ""),
+        ("    loss.backward()\n", "    loss.backward()\n    optimizer.zero_grad()\n"),
+    ),
+    mutant(
+        "train_step",
+        "clipped_before_backward",
+        ("    loss.backward()\n", ""),
+        ("    optimizer.step()\n", "    loss.backward()\n    optimizer.step()\n"),
+    ),
+    mutant(
+        "train_step",
+        "clipped_after_the_step",
+        ("    optimizer.step()\n", ""),
+        ("    loss.backward()\n", "    loss.backward()\n    optimizer.step()\n"),
+    ),
+    mutant(
+        "train_step",
+        "clipped_by_value",
+        (
+            "nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)",
+            "nn.utils.clip_grad_value_(model.parameters(), max_grad_norm)",
+        ),
+    ),
+    mutant(
+        "train_step",
+        "each_parameter_clipped_on_its_own",
+        (
+            "        nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)\n",
+            "        for parameter in model.parameters():\n"
+            "            nn.utils.clip_grad_norm_(parameter, max_grad_norm)\n",
+        ),
+    ),
+    mutant("train_step", "scheduler_never_stepped", ("    if scheduler is not None:\n        scheduler.step()\n", "")),
+    mutant(
+        "train_step",
+        "scheduler_stepped_before_the_optimizer",
+        ("    if scheduler is not None:\n        scheduler.step()\n", ""),
+        ("    optimizer.step()\n", "    if scheduler is not None:\n        scheduler.step()\n    optimizer.step()\n"),
+    ),
+    mutant("train_step", "returns_the_loss_tensor", ("return loss.item()", "return loss")),
+    # --- train_step: other correct answers ---
+    alternative(
+        "train_step",
+        "zeroed_first_float_and_clip_on_a_list",
+        """
+        def train_step(model, batch, loss_fn, optimizer, scheduler=None, max_grad_norm=None):
+            optimizer.zero_grad(set_to_none=False)  # clear what an earlier call left, before this backward
+            loss = loss_fn(model, batch)
+            loss.backward()
+            parameters = [p for p in model.parameters() if p.grad is not None]
+            if max_grad_norm is not None:
+                torch.nn.utils.clip_grad_norm_(parameters, max_norm=max_grad_norm)
+            optimizer.step()
+            if scheduler:
+                scheduler.step()
+            return float(loss.detach())
+        """,
+    ),
+    alternative(
+        "train_step",
+        "model_zero_grad_and_hand_written_clipping",
+        """
+        def train_step(model, batch, loss_fn, optimizer, scheduler=None, max_grad_norm=None):
+            value = loss_fn(model, batch)
+            value.backward()
+            grads = [p.grad for p in model.parameters() if p.grad is not None]
+            if max_grad_norm is not None:
+                norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
+                if norm > max_grad_norm:
+                    for g in grads:
+                        g.mul_(max_grad_norm / norm)
+            optimizer.step()
+            model.zero_grad(set_to_none=True)
+            if scheduler is not None:
+                scheduler.step()
+            return value.item()
+        """,
+    ),
+    # --- evaluate: mistakes ---
+    mutant(
+        "evaluate",
+        "gradients_tracked",
+        ("    with torch.no_grad():\n", "    if True:\n"),
+    ),
+    mutant("evaluate", "left_in_eval_mode", ("    model.train(was_training)\n", "")),
+    mutant("evaluate", "always_back_to_training_mode", ("model.train(was_training)", "model.train()")),
+    mutant("evaluate", "never_switched_to_eval_mode", ("    model.eval()\n", "")),
+    mutant(
+        "evaluate",
+        "mean_over_batches",
+        source="""
+        def evaluate(model, batches, logits_fn):
+            was_training = model.training
+            model.eval()
+            losses, accuracies = [], []
+            with torch.no_grad():
+                for batch in batches:
+                    logits, labels = logits_fn(model, batch)
+                    losses.append(F.cross_entropy(logits, labels).item())
+                    accuracies.append((logits.argmax(dim=-1) == labels).float().mean().item())
+            model.train(was_training)
+            return sum(losses) / len(losses), sum(accuracies) / len(accuracies)
+        """,
+    ),
+    mutant(
+        "evaluate",
+        "accuracy_over_batches",
+        source="""
+        def evaluate(model, batches, logits_fn):
+            was_training = model.training
+            model.eval()
+            total_loss, count, accuracies = 0.0, 0, []
+            with torch.no_grad():
+                for batch in batches:
+                    logits, labels = logits_fn(model, batch)
+                    total_loss += F.cross_entropy(logits, labels, reduction="sum").item()
+                    count += len(labels)
+                    accuracies.append((logits.argmax(dim=-1) == labels).float().mean().item())
+            model.train(was_training)
+            return total_loss / count, sum(accuracies) / len(accuracies)
+        """,
+    ),
+    # --- evaluate: other correct answers ---
+    alternative(
+        "evaluate",
+        "inference_mode_weighted_means_and_finally",
+        """
+        def evaluate(model, batches, logits_fn):
+            mode = model.training
+            model.eval()
+            loss_sum = correct = examples = 0
+            try:
+                with torch.inference_mode():
+                    for batch in batches:
+                        logits, labels = logits_fn(model, batch)
+                        n = labels.shape[0]
+                        loss_sum += F.cross_entropy(logits, labels) * n
+                        correct += (logits.argmax(-1) == labels).sum()
+                        examples += n
+            finally:
+                model.train(mode)
+            return float(loss_sum) / examples, float(correct) / examples
+        """,
+    ),
+    alternative(
+        "evaluate",
+        "concatenate_then_score_each_module_restored",
+        """
+        @torch.no_grad()
+        def evaluate(model, batches, logits_fn):
+            modes = {module: module.training for module in model.modules()}
+            model.eval()
+            pairs = [logits_fn(model, batch) for batch in batches]
+            for module, mode in modes.items():
+                module.training = mode
+            logits = torch.cat([p[0].float() for p in pairs])
+            labels = torch.cat([p[1] for p in pairs])
+            loss = F.nll_loss(torch.log_softmax(logits, dim=1), labels)
+            accuracy = logits.argmax(dim=1).eq(labels).float().mean()
+            return loss.item(), accuracy.item()
+        """,
+    ),
 ]
