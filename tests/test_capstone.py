@@ -157,3 +157,12 @@ def test_the_section_is_skipped_under_the_grader(monkeypatch):
     assert not under_grader()
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     assert under_grader()
+
+
+def test_a_notebook_that_is_not_json_is_named(tmp_path, solved):
+    folder = lay_out(tmp_path, solved)
+    capstone.notebook_path(folder, "05_encoder_decoder").write_text("{ not a notebook")
+    parts = capstone.load_own_parts(folder, d_model=CONFIG["d_model"])
+    broken = outcome(parts, "05_encoder_decoder", "DecoderLayer")
+    assert not broken.passed and broken.detail.startswith("could not be read: ValueError:"), broken.detail
+    assert all(o.passed for o in parts.outcomes if o.notebook != "05_encoder_decoder")

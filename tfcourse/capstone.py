@@ -101,12 +101,12 @@ def load_answers(path: Path) -> tuple[types.ModuleType, dict[str, str]]:
 
     The module starts with the setup cell's imports only. A failing answer cell is recorded
     (``{grade id: error}``) and the others still run. Raises ``FileNotFoundError`` for a missing
-    notebook and ``ValueError`` for one that is not valid JSON.
+    notebook, ``ValueError`` for one that is not valid JSON, and whatever its setup imports raise.
     """
     try:
         cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
     except json.JSONDecodeError as error:
-        raise ValueError(f"{path} is not a valid notebook: {error}") from None
+        raise ValueError(f"{path} is not valid JSON: {error}") from None
     module = types.ModuleType(f"student_{Path(path).stem}")
     errors: dict[str, str] = {}
     with contextlib.redirect_stdout(io.StringIO()):  # answers may print; this section shows the checks only
@@ -118,7 +118,7 @@ def load_answers(path: Path) -> tuple[types.ModuleType, dict[str, str]]:
             )
             try:
                 exec(compile(code, f"{path}:{name}", "exec"), module.__dict__)
-            except Exception as error:  # noqa: BLE001 - any error in a student's cell is reported, never raised
+            except (Exception, SystemExit) as error:  # a student's cell may raise anything: report it
                 errors[name] = f"{type(error).__name__}: {error}"
     return module, errors
 
@@ -353,8 +353,8 @@ class _Notebook:
             self.module, self.errors = load_answers(self.path)
         except FileNotFoundError:
             self.problem = f"not found: {self.path}"
-        except ValueError as error:
-            self.problem = str(error)
+        except Exception as error:  # not JSON, no cells, a setup cell that does not parse or import
+            self.problem = f"could not be read: {type(error).__name__}: {error}"
 
     def checked(self, name: str, check: Callable[..., None], *args: object) -> tuple[object, str]:
         """``(the student's name, '')`` if it passes ``check(it, *args)``, else ``(None, what failed)``."""
