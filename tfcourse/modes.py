@@ -10,8 +10,13 @@ import os
 FAST_ENV_VAR = "TFCOURSE_FAST"
 
 
+def under_grader() -> bool:
+    """True while nbgrader validates or autogrades the notebook (``NBGRADER_EXECUTION`` is set)."""
+    return bool(os.environ.get("NBGRADER_EXECUTION"))
+
+
 def fast_mode() -> bool:
     """True under nbgrader validation/autograding or when ``TFCOURSE_FAST`` is truthy."""
-    if os.environ.get("NBGRADER_EXECUTION"):
+    if under_grader():
         return True
     return os.environ.get(FAST_ENV_VAR, "").strip().lower() in {"1", "true", "yes", "on"}
