@@ -170,13 +170,20 @@ def reader_copy(source: NotebookNode) -> NotebookNode:
 
 
 def execute(notebook: NotebookNode, folder: Path) -> None:
-    """Run ``notebook`` in a temporary copy of ``folder`` (whatever it writes stays out of the repository)."""
+    """Run ``notebook`` in a temporary copy of ``folder`` (whatever it writes stays out of the repository).
+
+    The sibling notebooks lie beside it as in a student's copy of the course (06's last section
+    reads the answers of 01-05 from them): here they hold the reference answers.
+    """
     with tempfile.TemporaryDirectory(prefix="book-") as work:
-        shutil.copytree(
-            folder, work, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints")
-        )
+        here = Path(work) / folder.name
+        shutil.copytree(folder, here, ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints"))
+        for sibling in sorted(folder.parent.glob("*/*.ipynb")):
+            if sibling.parent != folder:
+                (Path(work) / sibling.parent.name).mkdir(exist_ok=True)
+                shutil.copy(sibling, Path(work) / sibling.parent.name / sibling.name)
         NotebookClient(
-            notebook, timeout=CELL_TIMEOUT_SECONDS, kernel_name="python3", resources={"metadata": {"path": work}}
+            notebook, timeout=CELL_TIMEOUT_SECONDS, kernel_name="python3", resources={"metadata": {"path": str(here)}}
         ).execute()
 
 
