@@ -70,7 +70,7 @@ VARIANTS = [
         (
             MASK_THEN_SOFTMAX,
             "    if mask is not None:\n"
-            "        scores = scores.masked_fill(~mask, float(\"-inf\"))\n"
+            '        scores = scores.masked_fill(~mask, float("-inf"))\n'
             "    weights = scores.softmax(dim=-1).nan_to_num(0.0)  # a fully masked row: all zeros\n",
         ),
     ),
