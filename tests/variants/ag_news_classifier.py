@@ -62,6 +62,27 @@ VARIANTS = [
         """,
     ),
     # --- build_vocab: mistakes ---
+    mutant(  # ranks the specials with the words, cuts, then drops them: a special in the text costs a word
+        "build_vocab",
+        "cut_before_removing_specials",
+        (
+            "kept = [token for token, count in counts.items() if count >= min_freq and token not in specials]",
+            "kept = [token for token, count in counts.items() if count >= min_freq]",
+        ),
+        (
+            "    itos = list(specials) + kept\n    if max_size is not None:\n        itos = itos[:max_size]\n",
+            "    if max_size is not None:\n        kept = kept[: max_size - len(specials)]\n"
+            "    itos = list(specials) + [token for token in kept if token not in specials]\n",
+        ),
+    ),
+    mutant(  # a special seen in the text is counted twice towards max_size: as a special and as a word
+        "build_vocab",
+        "specials_in_the_text_counted_twice",
+        (
+            "        itos = itos[:max_size]\n",
+            "        itos = itos[: max_size - sum(special in counts for special in specials)]\n",
+        ),
+    ),
     mutant(
         "build_vocab",
         "ties_by_first_appearance",
@@ -296,6 +317,17 @@ VARIANTS = [
     # --- masked_mean: other correct answers ---
     alternative(
         "masked_mean",
+        "plain_mean_without_padding",  # reads keep: cannot run on the meta device
+        """
+        def masked_mean(hidden, keep):
+            if keep.all():  # no padding anywhere: the plain mean
+                return hidden.mean(dim=1)
+            weights = keep.unsqueeze(-1).to(hidden.dtype)  # (B, L, 1)
+            return (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1)
+        """,
+    ),
+    alternative(
+        "masked_mean",
         "where_and_einsum",
         """
         def masked_mean(hidden, keep):
@@ -317,6 +349,11 @@ VARIANTS = [
         """,
     ),
     # --- TransformerClassifier: mistakes ---
+    mutant(
+        "classifier",
+        "scale_tensor_on_the_default_device",
+        ("self.embedding(ids) * math.sqrt(self.d_model)", "self.embedding(ids) * torch.tensor(self.d_model).sqrt()"),
+    ),
     mutant(
         "classifier",
         "no_sqrt_scaling",

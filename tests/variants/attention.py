@@ -63,6 +63,17 @@ VARIANTS = [
         (DROPOUT_THEN_OUTPUT, "        return dropout(weights @ value), weights\n    output = weights @ value\n"),
     ),
     mutant("sdpa", "dropout_ignored", ("        weights = dropout(weights)\n", "        pass\n")),
+    mutant("sdpa", "scale_tensor_on_the_default_device", (SCALE[0], "/ torch.tensor(d_k, dtype=query.dtype).sqrt()")),
+    mutant(
+        "sdpa",
+        "fully_masked_rows_zeroed",
+        (
+            MASK_THEN_SOFTMAX,
+            "    if mask is not None:\n"
+            '        scores = scores.masked_fill(~mask, float("-inf"))\n'
+            "    weights = scores.softmax(dim=-1).nan_to_num(0.0)  # a fully masked row: all zeros\n",
+        ),
+    ),
     mutant(
         "sdpa",
         "output_from_the_builtin",
@@ -129,6 +140,23 @@ VARIANTS = [
             if dropout is not None:
                 weights = dropout(weights)
             return torch.matmul(weights, value), weights
+        """,
+    ),
+    alternative(
+        "sdpa",
+        "branches_on_fully_masked_rows",
+        """
+        def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
+            scores = query @ key.mT / math.sqrt(query.size(-1))
+            if mask is not None:
+                scores = scores.masked_fill(~mask, float("-inf"))
+                blocked = (~mask).all(dim=-1, keepdim=True)  # queries that may attend to no key
+                if blocked.any():  # reads the data: give those rows equal scores, hence uniform weights
+                    scores = scores.masked_fill(blocked, 0.0)
+            weights = scores.softmax(dim=-1)
+            if dropout is not None:
+                weights = dropout(weights)
+            return weights @ value, weights
         """,
     ),
     # --- causal_mask ---

@@ -183,6 +183,41 @@ VARIANTS = [
         ),
     ),
     # --- EncoderLayer: other correct answers ---
+    mutant(
+        "encoder_layer",
+        "default_mask_on_the_default_device",
+        (
+            "        if self.norm_first:  # Pre-LN",
+            "        if mask is None:\n"
+            "            mask = torch.ones(x.size(1), x.size(1), dtype=torch.bool)  # every key allowed\n"
+            "        if self.norm_first:  # Pre-LN",
+        ),
+    ),
+    alternative(
+        "encoder_layer",
+        "drops_a_mask_that_blocks_nothing",  # reads the mask's data: cannot run on the meta device
+        """
+        class EncoderLayer(nn.Module):
+            def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False):
+                super().__init__()
+                self.norm_first = norm_first
+                self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
+                self.ffn = PositionwiseFeedForward(d_model, d_ff, dropout)
+                self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+                self.dropout1, self.dropout2 = nn.Dropout(dropout), nn.Dropout(dropout)
+
+            def forward(self, x, mask=None):
+                if mask is not None and bool(mask.all()):
+                    mask = None  # nothing blocked: the same as no mask
+                h = self.norm1(x) if self.norm_first else x
+                attended, weights = self.self_attn(h, h, h, mask)
+                x = x + self.dropout1(attended)
+                if not self.norm_first:
+                    x = self.norm1(x)
+                    return self.norm2(x + self.dropout2(self.ffn(x))), weights
+                return x + self.dropout2(self.ffn(self.norm2(x))), weights
+        """,
+    ),
     alternative(
         "encoder_layer",
         "sublayer_helper_one_dropout",

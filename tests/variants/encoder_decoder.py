@@ -130,6 +130,19 @@ VARIANTS = [
     # --- target_mask: other correct answers ---
     alternative(
         "target_mask",
+        "causal_alone_when_no_padding",  # reads the ids: cannot run on the meta device
+        """
+        def target_mask(tgt_in, pad_idx):
+            batch, length = tgt_in.shape
+            causal = torch.ones(length, length, dtype=torch.bool, device=tgt_in.device).tril()
+            is_pad = tgt_in == pad_idx
+            if not is_pad.any():  # no padding anywhere: the causal mask alone
+                return causal.expand(batch, 1, length, length)
+            return causal & ~is_pad[:, None, None, :]
+        """,
+    ),
+    alternative(
+        "target_mask",
         "arange_comparison",
         """
         def target_mask(tgt_in, pad_idx):
@@ -440,6 +453,17 @@ VARIANTS = [
     mutant("greedy", "starts_without_bos", ("(src.size(0), 1), bos_idx,", "(src.size(0), 1), eos_idx,")),
     mutant(
         "greedy", "finished_not_accumulated", ("finished |= next_token == eos_idx", "finished = next_token == eos_idx")
+    ),
+    mutant(
+        "greedy",
+        "switches_to_eval",
+        ("    with torch.no_grad():\n        memory", "    model.eval()\n    with torch.no_grad():\n        memory"),
+    ),
+    mutant(
+        "greedy",
+        "eval_then_forces_train",
+        ("    with torch.no_grad():\n        memory", "    model.eval()\n    with torch.no_grad():\n        memory"),
+        ("    return ys\n", "    model.train()\n    return ys\n"),
     ),
     # --- greedy_decode: other correct answers ---
     alternative(

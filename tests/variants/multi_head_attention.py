@@ -69,17 +69,21 @@ VARIANTS = [
         "message_without_numbers",
         ('f"d_model={d_model} is not divisible by num_heads={num_heads}"', '"d_model must be divisible by num_heads"'),
     ),
-    # --- split_heads: other correct answers ---
-    alternative(
+    mutant(
+        "split_heads", "copies_with_contiguous", ("return x.transpose(1, 2)", "return x.transpose(1, 2).contiguous()")
+    ),
+    mutant("split_heads", "copies_with_clone", ("x = x.view(batch,", "x = x.clone().view(batch,")),
+    mutant(
         "split_heads",
-        "chunk_and_stack",
-        """
+        "copies_with_chunk_and_stack",  # right values, but torch.stack copies: the TODO asks for a view
+        source="""
         def split_heads(x, num_heads):
             if x.size(-1) % num_heads:
                 raise ValueError(f"{x.size(-1)} features cannot be split into {num_heads} heads")
             return torch.stack(x.chunk(num_heads, dim=-1), dim=1)
         """,
     ),
+    # --- split_heads: other correct answers ---
     alternative(
         "split_heads",
         "unflatten_and_permute",
@@ -246,6 +250,32 @@ VARIANTS = [
                 else:
                     q, k, v = self.w_q(query), self.w_k(key), self.w_v(value)
                 q, k, v = (split_heads(t, self.num_heads) for t in (q, k, v))
+                heads, weights = attention(q, k, v, mask=mask, dropout=self.dropout)
+                return self.w_o(merge_heads(heads)), weights
+        """,
+    ),
+    alternative(
+        "mha",
+        "drops_a_mask_that_blocks_nothing",  # reads the mask's data: cannot run on the meta device
+        """
+        class MultiHeadAttention(nn.Module):
+            def __init__(self, d_model, num_heads, dropout=0.0, bias=True):
+                super().__init__()
+                if d_model % num_heads:
+                    raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
+                self.num_heads = num_heads
+                self.w_q = nn.Linear(d_model, d_model, bias=bias)
+                self.w_k = nn.Linear(d_model, d_model, bias=bias)
+                self.w_v = nn.Linear(d_model, d_model, bias=bias)
+                self.w_o = nn.Linear(d_model, d_model, bias=bias)
+                self.dropout = nn.Dropout(dropout)
+
+            def forward(self, query, key, value, mask=None):
+                if mask is not None and bool(mask.all()):
+                    mask = None  # every key allowed everywhere: the same as no mask
+                q = split_heads(self.w_q(query), self.num_heads)
+                k = split_heads(self.w_k(key), self.num_heads)
+                v = split_heads(self.w_v(value), self.num_heads)
                 heads, weights = attention(q, k, v, mask=mask, dropout=self.dropout)
                 return self.w_o(merge_heads(heads)), weights
         """,

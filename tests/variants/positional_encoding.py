@@ -127,6 +127,11 @@ VARIANTS = [
     mutant("positional_encoding", "slices_the_batch_axis", ("self.pe[:, :length]", "self.pe[:length]")),
     mutant("positional_encoding", "no_dtype_cast", (".to(x.dtype))  #", ")  #")),
     mutant("positional_encoding", "no_length_check", (LENGTH_CHECK, "")),
+    mutant(
+        "positional_encoding",
+        "table_rebuilt_on_the_default_device",
+        (ADD, "self.dropout(x + sinusoidal_encoding(length, x.size(-1)).to(x.dtype))"),
+    ),
     mutant("positional_encoding", "length_check_off_by_one", ("length > self.max_len", "length >= self.max_len")),
     mutant(
         "positional_encoding",
