@@ -17,6 +17,10 @@ from pathlib import Path
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
+# One math-library thread per process: the suite runs several workers (and their kernels) on two
+# cores, and two-thread pools spinning against each other made a half-second test take 50 s.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
 os.environ["TFCOURSE_FAST"] = "1"  # inherited by every kernel the tests start
 os.environ["MPLBACKEND"] = "Agg"
 os.environ["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # keeps debugpy's frozen-modules note off stderr
