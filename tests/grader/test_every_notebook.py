@@ -22,7 +22,10 @@ from tests.grader.notebook_class import STUDENTS, answer_ids, hand_in
 from tests.support.course import ThrowawayCourse
 
 pytestmark = pytest.mark.slow
-LOOP_TARGET_SECONDS = 240  # a correct notebook whose first exercise loops, graded on 2 cores
+# A correct notebook whose first exercise loops, graded on 2 cores beside the rest of the suite. Every cell
+# that calls the exercise waits out its limit, in the kernel and in the clean re-run: 07, whose first
+# exercise (RoPE) every later one calls, took 240-265 s while other tests shared the cores.
+LOOP_TARGET_SECONDS = 300
 
 
 @dataclass
