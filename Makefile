@@ -56,7 +56,7 @@ test: install sandbox  ## the whole test suite (what CI runs), on TEST_WORKERS p
 	@$(INSTALL_CHROMIUM)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
-test-fast: install  ## the edit-test loop (a few minutes): lint, unit tests, notebooks and variants in-process
+test-fast: install  ## the edit-test loop (under 2 minutes): lint, unit tests, notebooks and variants in-process
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not slow" $(PYTEST_ARGS)
 
 browser-test: install  ## the student flow in JupyterLab driven by headless chromium; screenshots in build/browser-artifacts
