@@ -256,7 +256,7 @@ VARIANTS = [
     ),
     alternative(
         "mha",
-        "drops_a_mask_that_blocks_nothing",  # reads the mask's data: cannot run on the meta device
+        "drops_a_mask_that_blocks_nothing",  # reads the mask's data, which a device check on meta tensors could not
         """
         class MultiHeadAttention(nn.Module):
             def __init__(self, d_model, num_heads, dropout=0.0, bias=True):
