@@ -260,8 +260,10 @@ def check_positional_encoding(
     expected = x + lookup(torch.arange(17))  # (B, L, D)
     with torch.no_grad():
         _near(f"forward for x of shape (3, 17, {d_model}) vs x + nn.Embedding(positions)", module(x), expected, 1e-6)
-        output = module.to(device)(x.to(device).bfloat16())
-    if output.dtype != torch.bfloat16 or output.device != torch.device(device):
+        inputs = x.to(device).bfloat16()
+        output = module.to(device)(inputs)
+    # Compared with the input's device, not torch.device(device): "cuda" is not equal to "cuda:0".
+    if output.dtype != torch.bfloat16 or output.device != inputs.device:
         raise AssertionError(
             f"a bfloat16 input on {device} gave {output.dtype} on {output.device}: keep x's dtype and device"
         )
