@@ -18,6 +18,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,6 +89,11 @@ class Zygote:
         return sandbox_command(command, writable, readable)
 
     def start(self) -> None:
+        self.launch()
+        self.wait_ready()
+
+    def launch(self) -> None:
+        """Start the zygote process without waiting for it to be ready (see :func:`start_together`)."""
         # A new socket name for every start: a job may have left anything at the old one.
         self.socket_path = self.scratch / f"zygote-{uuid.uuid4().hex[:8]}.sock"
         env = {**private_environment(self.scratch / "zygote-home"), MARKER_ENV: self.marker}
@@ -100,13 +106,20 @@ class Zygote:
             assert self.process.stdin is not None
             self.process.stdin.write(self.token + "\n")
             self.process.stdin.flush()
+
+    def wait_ready(self) -> None:
+        """Wait until the launched zygote has imported its preloads and says it is ready."""
         if self.read_reply(Ready, timeout=300) is None:
             self.stop()
             raise RuntimeError(f"the zygote {self.command()} did not start")
 
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
     def ensure_started(self) -> None:
         """Start the zygote, or a new one if the last died (a job may kill it)."""
-        if self.process is None or self.process.poll() is not None:
+        if not self.running:
             self.stop()
             self.start()
 
@@ -174,6 +187,18 @@ class Zygote:
     def close(self) -> None:
         self.stop()
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def start_together(zygotes: Iterable[Zygote]) -> None:
+    """Start the zygotes that are not running, side by side: their imports overlap on the cores."""
+    launched = []
+    for zygote in zygotes:
+        if not zygote.running:
+            zygote.stop()
+            zygote.launch()
+            launched.append(zygote)
+    for zygote in launched:
+        zygote.wait_ready()
 
 
 _local = threading.local()

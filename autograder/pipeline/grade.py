@@ -27,7 +27,7 @@ from autograder.launch.sandbox import bwrap_available
 from autograder.pipeline import gradebook
 from autograder.pipeline.cell_limits import CellLimits, cell_seconds, load_times, save_times, sources_digest
 from autograder.pipeline.grade_job import GradeJob
-from autograder.pipeline.grade_submission import grade_submission
+from autograder.pipeline.grade_submission import grade_submission, source_notebooks, start_zygotes, warm_up
 from autograder.pipeline.kernel_run import run_in_kernel
 from autograder.pipeline.results import Status, SubmissionResult, folder_digest, load_result, save_result, timed
 from autograder.pipeline.submission_files import expected_notebooks, read_notebooks
@@ -40,8 +40,8 @@ def time_reference(job: GradeJob) -> dict[str, dict[str, float]]:
     cells = job.cells or gradebook.grade_cells(job.template_db, job.assignment)
     scratch = SubmissionResult(job.assignment, job.student, Status.GRADED)
     notebooks, _ = read_notebooks(job, expected_notebooks(cells), scratch)
-    folder = job.course.source_folder(job.assignment)
-    sources = {name: nbformat.read(folder / f"{name}.ipynb", as_version=4) for name in notebooks}
+    sources = source_notebooks(job, notebooks)
+    start_zygotes(job, sources, {})  # the clean re-run's too, for this worker's next jobs
     kernel = run_in_kernel(job, notebooks, sources, {})
     return {name: cell_seconds(notebook) for name, notebook in kernel.autograded.items()} if kernel.finished else {}
 
@@ -90,6 +90,28 @@ def submitted_students(course: Course) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
 
 
+def ungraded_students(course: Course, assignments: list[str], everyone: list[str], force: bool,
+                      results: list[SubmissionResult]) -> dict[str, list[str]]:  # fmt: skip
+    """``{assignment: students to grade}``: those whose files changed since their last grading (all with ``force``).
+
+    A student with nothing submitted gets a MISSING result, appended to ``results`` and saved.
+    """
+    to_grade: dict[str, list[str]] = {}
+    for assignment in assignments:
+        to_grade[assignment] = []
+        for student in everyone:
+            folder = course.grading.submitted(student, assignment)
+            previous = load_result(course, assignment, student)
+            if not force and previous is not None and previous.digest == folder_digest(folder):
+                continue
+            if not folder.is_dir():
+                results.append(SubmissionResult(assignment, student, Status.MISSING, "nothing submitted"))
+                save_result(course, results[-1])
+                continue
+            to_grade[assignment].append(student)
+    return to_grade
+
+
 def grade(
     course: Course,
     *,
@@ -124,25 +146,24 @@ def grade(
     executor = executor or ProcessPoolExecutor(max_workers=max(1, jobs))
     try:
         with tempfile.TemporaryDirectory(prefix="reference-") as references_folder:
+            to_grade = ungraded_students(course, assignments or course.assignments(), everyone, force, results)
+            base_jobs = {a: GradeJob(course, a, REFERENCE_STUDENT, Path(references_folder) / a,
+                                     gradebook.template_path(course, a), limits, clean_rerun, sandbox)
+                         for a in to_grade}  # fmt: skip
+            first = next((a for a, names in to_grade.items() if names), None)
+            if first is not None:  # every worker starts its zygotes while this process defines the assignments
+                for _ in range(max(1, jobs)):
+                    executor.submit(warm_up, base_jobs[first])  # a failure only leaves it to the worker's first job
             grading_jobs: list[GradeJob] = []
             references: dict[str, GradeJob] = {}
-            for assignment in assignments or course.assignments():
+            for assignment, names in to_grade.items():
                 template_db = gradebook.template_gradebook(course, assignment)
                 gradebook.ensure_defined(course, assignment)
                 cells = tuple(gradebook.grade_cells(template_db, assignment))
-                job = GradeJob(course, assignment, REFERENCE_STUDENT, Path(references_folder) / assignment,
-                               template_db, limits, clean_rerun, sandbox, cells=cells)  # fmt: skip
-                for student in everyone:
-                    folder = grading.submitted(student, assignment)
-                    previous = load_result(course, assignment, student)
-                    if not force and previous is not None and previous.digest == folder_digest(folder):
-                        continue
-                    if not folder.is_dir():
-                        results.append(SubmissionResult(assignment, student, Status.MISSING, "nothing submitted"))
-                        save_result(course, results[-1])
-                        continue
-                    grading_jobs.append(dataclasses.replace(job, student=student, submission=folder))
-                if any(j.assignment == assignment for j in grading_jobs) and reference_times:
+                job = dataclasses.replace(base_jobs[assignment], cells=cells)
+                grading_jobs += [dataclasses.replace(job, student=name, submission=grading.submitted(name, assignment))
+                                 for name in names]  # fmt: skip
+                if names and reference_times:
                     write_reference_submission(course, assignment, job.submission)
                     references[assignment] = job
             cell_limits = reference_limits(references, course, executor)

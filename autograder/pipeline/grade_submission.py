@@ -8,15 +8,45 @@ say why (:mod:`~autograder.pipeline.verdict`). Nothing the submission does makes
 """
 
 import time
+from collections.abc import Iterable
 
 import nbformat
+from nbformat import NotebookNode
 
+from autograder.launch.zygote import start_together
 from autograder.pipeline import gradebook
 from autograder.pipeline.grade_job import GradeJob
-from autograder.pipeline.kernel_run import keep_autograded, run_in_kernel
+from autograder.pipeline.kernel_run import keep_autograded, kernel_run_zygotes, run_in_kernel
 from autograder.pipeline.results import Status, SubmissionResult, TestResult, folder_digest, timed
 from autograder.pipeline.submission_files import expected_notebooks, read_notebooks, repair_and_scan
-from autograder.pipeline.verdict import award, rerun_cleanly, settle_status
+from autograder.pipeline.verdict import award, clean_rerun_zygote, rerun_cleanly, settle_status
+
+
+def start_zygotes(job: GradeJob, sources: dict[str, NotebookNode], phases: dict[str, float]) -> None:
+    """Start this worker's zygotes for ``job`` side by side, those of the clean re-run too (a no-op once running).
+
+    Started one by one at first use, each waited for the last: side by side, their imports
+    overlap, and a worker that waits for the reference run can start them meanwhile (``warm_up``).
+    """
+    zygotes = list(kernel_run_zygotes(job, sources))
+    if job.clean_rerun:
+        zygotes += [clean_rerun_zygote(job, source) for source in sources.values()]
+    with timed(phases, "zygote start"):
+        start_together(zygotes)
+
+
+def source_notebooks(job: GradeJob, names: Iterable[str]) -> dict[str, NotebookNode]:
+    folder = job.course.source_folder(job.assignment)
+    return {name: nbformat.read(folder / f"{name}.ipynb", as_version=4) for name in names}
+
+
+def warm_up(job: GradeJob) -> None:
+    """Start a worker's zygotes for ``job``'s assignment before its first job (run as a task of its own).
+
+    It needs no gradebook: the notebooks are those of the assignment's source folder.
+    """
+    names = sorted(path.stem for path in job.course.source_folder(job.assignment).glob("*.ipynb"))
+    start_zygotes(job, source_notebooks(job, names), {})
 
 
 def grade_submission(job: GradeJob) -> SubmissionResult:
@@ -33,9 +63,9 @@ def grade_submission(job: GradeJob) -> SubmissionResult:
         result.reason = "; ".join(problems)
     else:
         with timed(result.phases, "read and scan"):
-            folder = job.course.source_folder(job.assignment)
-            sources = {name: nbformat.read(folder / f"{name}.ipynb", as_version=4) for name in notebooks}
+            sources = source_notebooks(job, notebooks)
             repair_and_scan(job, notebooks, sources, result)
+        start_zygotes(job, sources, result.phases)
         kernel = run_in_kernel(job, notebooks, sources, result.phases)
         with timed(result.phases, "keep autograded"):
             keep_autograded(kernel.autograded, job)

@@ -1,6 +1,7 @@
 """Everything the grader reads from or writes to nbgrader gradebooks, through nbgrader's Gradebook API."""
 
 import json
+import shutil
 import tempfile
 import warnings
 from dataclasses import dataclass
@@ -40,14 +41,19 @@ def define_assignment(course: Course, assignment: str, db_path: Path) -> None:
             raise RuntimeError(f"nbgrader could not define {assignment}:\n{result['log']}\n{result.get('error', '')}")
 
 
+def template_path(course: Course, assignment: str) -> Path:
+    """Where ``assignment``'s template gradebook is kept for the current version of its notebooks."""
+    digest = sources_digest(course.source_folder(assignment))
+    return course.grading.file(f"templates/{assignment}-{digest[:16]}.db")
+
+
 def template_gradebook(course: Course, assignment: str) -> Path:
     """A gradebook holding only ``assignment``'s definition, kept in the grading folder until its notebooks change.
 
     Defining an assignment runs nbgrader's generate_assignment (seconds); every ``grade`` command
     and every job reuses the kept copy instead.
     """
-    digest = sources_digest(course.source_folder(assignment))
-    path = course.grading.file(f"templates/{assignment}-{digest[:16]}.db")
+    path = template_path(course, assignment)
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         for stale in path.parent.glob(f"{assignment}-*.db"):
@@ -70,7 +76,10 @@ def ensure_defined(course: Course, assignment: str) -> None:
     digest = sources_digest(course.source_folder(assignment))
     if defined.get(assignment) == digest and has_assignment(grading.gradebook, assignment):
         return
-    define_assignment(course, assignment, grading.gradebook)
+    if grading.gradebook.exists():
+        define_assignment(course, assignment, grading.gradebook)
+    else:  # a new gradebook would hold just this definition: the template's copy, without seconds of nbgrader
+        shutil.copy(template_gradebook(course, assignment), grading.gradebook)
     defined[assignment] = digest
     record.write_text(json.dumps(defined, indent=1))
 

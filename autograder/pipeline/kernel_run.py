@@ -23,7 +23,7 @@ from autograder.course.notebooks import grade_id, is_graded_test_cell
 from autograder.course.paths import GRADEBOOK
 from autograder.isolated.protocol import AutogradeRequest
 from autograder.launch.limits import Outcome
-from autograder.launch.zygote import SandboxSpec, shared_zygote
+from autograder.launch.zygote import SandboxSpec, Zygote, shared_zygote, start_together
 from autograder.pipeline import gradebook
 from autograder.pipeline.cell_limits import cell_seconds
 from autograder.pipeline.grade_job import GradeJob
@@ -64,21 +64,23 @@ def merged_cell_limits(job: GradeJob, names: Iterable[str]) -> dict[str, float]:
         limits.update(job.cell_limits.of(name) if job.cell_limits else {})
     return limits
 
-def run_in_kernel(job: GradeJob, notebooks: dict[str, NotebookNode], sources: dict[str, NotebookNode],
-                  phases: dict[str, float]) -> KernelRun:  # fmt: skip
-    """nbgrader's autograde of the notebooks, in a limited child of the nbgrader zygote; steps timed in ``phases``."""
+def kernel_run_zygotes(job: GradeJob, sources: dict[str, NotebookNode]) -> tuple[Zygote, Zygote]:
+    """This worker's zygotes for the kernel run of ``job``: the kernels' and nbgrader's (not started here)."""
     readable = tuple(job.course.data_folders())
     # Neither the kernels nor nbgrader have a network: they talk through Unix sockets in the kernels' scratch.
     kernel_sandbox = SandboxSpec(readable) if job.sandbox else None
     kernels = shared_zygote(KERNEL_PRELOAD + preloads(*sources.values()), kernel_sandbox, listen=True)
-    with timed(phases, "zygote start"):
-        kernels.ensure_started()
     # nbgrader writes only where the kernels write, and in its own scratch: a file the student's
     # code turns into a link to the gradebook cannot make it write there.
     nbgrader_sandbox = SandboxSpec(readable, writable=(kernels.scratch,)) if job.sandbox else None
-    nbgrader = shared_zygote(NBGRADER_PRELOAD, nbgrader_sandbox)
+    return kernels, shared_zygote(NBGRADER_PRELOAD, nbgrader_sandbox)
+
+def run_in_kernel(job: GradeJob, notebooks: dict[str, NotebookNode], sources: dict[str, NotebookNode],
+                  phases: dict[str, float]) -> KernelRun:  # fmt: skip
+    """nbgrader's autograde of the notebooks, in a limited child of the nbgrader zygote; steps timed in ``phases``."""
+    kernels, nbgrader = kernel_run_zygotes(job, sources)
     with timed(phases, "zygote start"):
-        nbgrader.ensure_started()
+        start_together((kernels, nbgrader))
     # The kernels see only `visible`: never the notebook nbgrader runs, into which it puts the hidden tests back.
     visible, private = kernels.job_folder(), nbgrader.job_folder()  # the kernel's folder; the course copy, gradebook
     try:

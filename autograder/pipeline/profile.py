@@ -1,11 +1,12 @@
 """Where a grading job's seconds go: the mean time of each phase per assignment, beside the notebook's own.
 
 Every job records the seconds of its phases in ``SubmissionResult.phases`` (see
-:mod:`autograder.pipeline.grade_submission`): starting the zygotes (the first job of each
-worker), reading and scanning the submission, copying the course, nbgrader's run around the
-cells (``kernel: nbgrader``), the cells themselves (``kernel: cells``), reading the scores back,
-keeping the autograded copy, the clean re-run (``zygote start`` excluded) and the merge into the
-gradebook. ``grade --profile`` and ``autograder.benchmark`` print this table.
+:mod:`autograder.pipeline.grade_submission`): starting the zygotes (only where a worker's
+zygotes were not started before its first job, or one died), reading and scanning the
+submission, copying the course, nbgrader's run around the cells (``kernel: nbgrader``), the
+cells themselves (``kernel: cells``), reading the scores back, keeping the autograded copy, the
+clean re-run (``zygote start`` excluded) and the merge into the gradebook. ``grade --profile``
+and ``autograder.benchmark`` print this table.
 """
 
 from collections.abc import Iterable

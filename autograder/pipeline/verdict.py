@@ -10,7 +10,7 @@ import re
 
 from nbformat import NotebookNode
 
-from autograder.launch.zygote import SandboxSpec, shared_zygote
+from autograder.launch.zygote import SandboxSpec, Zygote, shared_zygote
 from autograder.pipeline import clean_rerun
 from autograder.pipeline.grade_job import GradeJob
 from autograder.pipeline.kernel_run import KernelRun, failure_messages, preloads
@@ -18,6 +18,10 @@ from autograder.pipeline.results import Status, SubmissionResult, timed
 
 ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception|Interrupt)\b.*:")
 
+
+def clean_rerun_zygote(job: GradeJob, source: NotebookNode) -> Zygote:
+    """This worker's zygote for the clean re-runs of ``source``'s submissions (not started here)."""
+    return shared_zygote(preloads(source), SandboxSpec(tuple(job.course.data_folders())) if job.sandbox else None)
 
 def rerun_cleanly(job: GradeJob, notebooks: dict[str, NotebookNode], sources: dict[str, NotebookNode],
                   kernel: KernelRun, phases: dict[str, float]) -> dict[str, dict[str, dict]]:  # fmt: skip
@@ -29,10 +33,9 @@ def rerun_cleanly(job: GradeJob, notebooks: dict[str, NotebookNode], sources: di
     scored = kernel.finished and any(kernel.scores.values())
     if kernel.finished and not (job.clean_rerun and scored):
         return {}
-    isolated = SandboxSpec(tuple(job.course.data_folders())) if job.sandbox else None
     verdicts = {}
     for name, notebook in notebooks.items():
-        zygote = shared_zygote(preloads(sources[name]), isolated)
+        zygote = clean_rerun_zygote(job, sources[name])
         with timed(phases, "zygote start"):
             zygote.ensure_started()
         cell_limits = job.cell_limits.of(name) if job.cell_limits else None

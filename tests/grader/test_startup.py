@@ -1,0 +1,97 @@
+"""What ``grade`` does before its first job: the zygotes start side by side, while the assignment is defined."""
+
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.launch.zygote import start_together
+from autograder.pipeline import grade as grade_module
+from autograder.pipeline import gradebook
+from autograder.pipeline.grade_job import GradeJob
+from autograder.pipeline.results import Status, SubmissionResult
+from tests.support.course import ThrowawayCourse
+
+
+class RecordingZygote:
+    """Stands for a Zygote: records when it is launched and when it is waited for."""
+
+    def __init__(self, name: str, log: list[tuple[str, str]], running: bool = False) -> None:
+        self.name, self.log, self.running = name, log, running
+
+    def stop(self) -> None:
+        pass
+
+    def launch(self) -> None:
+        self.log.append(("launch", self.name))
+
+    def wait_ready(self) -> None:
+        self.log.append(("ready", self.name))
+        self.running = True
+
+
+def test_zygotes_are_all_launched_before_any_is_waited_for() -> None:
+    log: list[tuple[str, str]] = []
+    zygotes = [RecordingZygote("kernels", log), RecordingZygote("nbgrader", log), RecordingZygote("clean", log, True)]
+    start_together(zygotes)  # type: ignore[arg-type]
+    assert log == [("launch", "kernels"), ("launch", "nbgrader"), ("ready", "kernels"), ("ready", "nbgrader")]
+    start_together(zygotes)  # type: ignore[arg-type]
+    assert len(log) == 4, "a running zygote is not started again"
+
+
+def test_a_new_gradebook_is_a_copy_of_the_template(throwaway_course: ThrowawayCourse, monkeypatch) -> None:
+    course = throwaway_course("01_attention", release=False)
+    template = gradebook.template_gradebook(course, "01_attention")
+
+    def no_nbgrader(*args: object) -> None:
+        raise AssertionError("a gradebook that does not exist yet is the template's copy: nbgrader is not needed")
+
+    monkeypatch.setattr(gradebook, "define_assignment", no_nbgrader)
+    gradebook.ensure_defined(course, "01_attention")
+    assert gradebook.grade_cells(course.grading.gradebook, "01_attention") == gradebook.grade_cells(
+        template, "01_attention"
+    )
+
+
+class InlineExecutor(Executor):
+    """Runs each task as it is submitted, so that the order of the tasks is the order of the calls."""
+
+    def submit(self, fn: Callable, /, *args: object, **kwargs: object) -> Future:
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except Exception as error:  # noqa: BLE001 (handed to the caller, as a real executor does)
+            future.set_exception(error)
+        return future
+
+
+def test_every_worker_starts_its_zygotes_before_the_assignment_is_defined(
+    throwaway_course: ThrowawayCourse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    course = throwaway_course("01_attention")
+    for student in ("ada", "bob"):
+        folder = course.grading.submitted(student, "01_attention")
+        folder.mkdir(parents=True)
+        nbformat.write(nbformat.read(course.release_notebook("01_attention"), 4), folder / "01_attention.ipynb")
+    log: list[str] = []
+
+    def record(event: str, returns: object = None) -> Callable:
+        def step(*args: object, **kwargs: object) -> object:
+            log.append(event)
+            return returns(*args) if callable(returns) else returns
+
+        return step
+
+    def result(job: GradeJob) -> SubmissionResult:
+        return SubmissionResult(job.assignment, job.student, Status.MISSING)  # nothing to merge
+
+    monkeypatch.setattr(grade_module, "warm_up", record("warm up"))
+    monkeypatch.setattr(gradebook, "template_gradebook", record("define", Path("unused.db")))
+    monkeypatch.setattr(gradebook, "ensure_defined", record("define"))
+    monkeypatch.setattr(gradebook, "grade_cells", record("read cells", []))
+    monkeypatch.setattr(grade_module, "time_reference", record("reference", {}))
+    monkeypatch.setattr(grade_module, "grade_submission", record("job", result))
+    grade_module.grade(course, jobs=2, executor=InlineExecutor(), sandbox=False, progress=False)
+    assert log == ["warm up", "warm up", "define", "define", "read cells", "reference", "job", "job"]
