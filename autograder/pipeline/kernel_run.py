@@ -33,7 +33,12 @@ from autograder.pipeline.submission_files import regular_file
 STOPPED = {"KeyboardInterrupt", "CellTimeoutError", "TimeoutError", "MemoryError", "DeadKernelError"}
 MAX_OUTPUT_CHARS = 20_000  # per output, in the autograded copy kept for formgrader and feedback
 NBGRADER_PRELOAD = ("autograder.isolated.autograde_child",)  # what the autograde zygote imports once
-KERNEL_PRELOAD = ("ipykernel.kernelapp",)  # and the kernel zygote, with the notebooks' own imports
+# And the kernel zygote, with the notebooks' own imports: what a kernel's start-up would import in
+# every forked kernel otherwise (its debugger, which loads debugpy, pdb, pydoc: 0.1-0.2 s a kernel).
+KERNEL_PRELOAD = (
+    "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "ipykernel.debugger",
+    "IPython.core.debugger", "IPython.core.completerlib", "IPython.core.oinspect", "pydoc", "pdb",
+)  # fmt: skip
 # Modules that a notebook's modules import lazily, on first use, in seconds. A cell stopped at its limit
 # while importing one would leave it half-initialised for every later cell: the zygotes import them up front.
 LAZY_IMPORTS = {"torch": ("torch._dynamo",)}
