@@ -151,9 +151,9 @@ def grade(
                                      gradebook.template_path(course, a), limits, clean_rerun, sandbox)
                          for a in to_grade}  # fmt: skip
             first = next((a for a, names in to_grade.items() if names), None)
-            if first is not None:  # every worker starts its zygotes while this process defines the assignments
-                for _ in range(max(1, jobs)):
-                    executor.submit(warm_up, base_jobs[first])  # a failure only leaves it to the worker's first job
+            busy_workers = min(max(1, jobs), sum(len(names) for names in to_grade.values()))
+            for _ in range(busy_workers if first else 0):  # their zygotes start while this process defines
+                executor.submit(warm_up, base_jobs[first])  # a failure only leaves it to the worker's first job
             grading_jobs: list[GradeJob] = []
             references: dict[str, GradeJob] = {}
             for assignment, names in to_grade.items():

@@ -67,11 +67,12 @@ class InlineExecutor(Executor):
         return future
 
 
-def test_every_worker_starts_its_zygotes_before_the_assignment_is_defined(
-    throwaway_course: ThrowawayCourse, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("students", [("ada", "bob"), ("ada",)], ids=["two jobs", "one job"])
+def test_every_busy_worker_starts_its_zygotes_before_the_assignment_is_defined(
+    students: tuple[str, ...], throwaway_course: ThrowawayCourse, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     course = throwaway_course("01_attention")
-    for student in ("ada", "bob"):
+    for student in students:
         folder = course.grading.submitted(student, "01_attention")
         folder.mkdir(parents=True)
         nbformat.write(nbformat.read(course.release_notebook("01_attention"), 4), folder / "01_attention.ipynb")
@@ -94,4 +95,5 @@ def test_every_worker_starts_its_zygotes_before_the_assignment_is_defined(
     monkeypatch.setattr(grade_module, "time_reference", record("reference", {}))
     monkeypatch.setattr(grade_module, "grade_submission", record("job", result))
     grade_module.grade(course, jobs=2, executor=InlineExecutor(), sandbox=False, progress=False)
-    assert log == ["warm up", "warm up", "define", "define", "read cells", "reference", "job", "job"]
+    warm_ups = ["warm up"] * len(students)  # two workers, but no more warm-ups than jobs
+    assert log == [*warm_ups, "define", "define", "read cells", "reference", *["job"] * len(students)]
