@@ -25,8 +25,8 @@ from autograder.pipeline.verdict import award, clean_rerun_zygote, rerun_cleanly
 def start_zygotes(job: GradeJob, sources: dict[str, NotebookNode], phases: dict[str, float]) -> None:
     """Start this worker's zygotes for ``job`` side by side, those of the clean re-run too (a no-op once running).
 
-    Started one by one at first use, each waited for the last: side by side, their imports
-    overlap, and a worker that waits for the reference run can start them meanwhile (``warm_up``).
+    Each start imports seconds of modules. Launched together, their imports overlap on the cores;
+    ``grade`` has every worker do this in a task of its own (``warm_up``) before its first job.
     """
     zygotes = list(kernel_run_zygotes(job, sources))
     if job.clean_rerun:
