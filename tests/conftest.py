@@ -31,7 +31,12 @@ from autograder.course import settings  # noqa: E402
 from autograder.course.course import Course  # noqa: E402
 from autograder.course.settings import assignment_ids  # noqa: E402
 from tests.support.course import ThrowawayCourse  # noqa: E402
-from tests.support.harness import SHARED_FOLDER_ENV, combined_variants, inprocess_notebook  # noqa: E402
+from tests.support.harness import (  # noqa: E402
+    BROWSER_ARTIFACTS,
+    SHARED_FOLDER_ENV,
+    combined_variants,
+    inprocess_notebook,
+)
 from tests.support.inprocess import InProcessNotebook  # noqa: E402
 from tests.support.nbgrader_course import GradedRun, grade_reference_submissions  # noqa: E402
 from tests.support.notebooks import read  # noqa: E402
@@ -168,6 +173,11 @@ class GroupScheduling(LoadScopeScheduling):
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log) -> LoadScopeScheduling | None:
     return GroupScheduling(config, log) if config.getoption("dist") == "loadgroup" else None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # once per run: the browser units on two workers write beside each other
+        shutil.rmtree(BROWSER_ARTIFACTS, ignore_errors=True)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

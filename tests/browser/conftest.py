@@ -15,8 +15,9 @@ import pytest
 
 from autograder.course.settings import RELEASE_DIRECTORY, REPO_ROOT
 from tests.browser.lab import CHROMIUM_FLAGS, JupyterLab, chromium_executable, start_lab
+from tests.support.harness import BROWSER_ARTIFACTS
 
-ARTIFACTS = REPO_ROOT / "build" / "browser-artifacts"
+ARTIFACTS = BROWSER_ARTIFACTS
 WRITTEN: list[Path] = []  # ARTIFACTS, once this session has written there
 FAILED = pytest.StashKey[bool]()
 
@@ -110,9 +111,12 @@ def bare_page(browser, artifacts: Path, request: pytest.FixtureRequest):
 
 @pytest.fixture(scope="session")
 def artifacts() -> Path:
-    """Screenshots and the server's log, kept after the run (``build/`` is git-ignored); emptied first."""
-    shutil.rmtree(ARTIFACTS, ignore_errors=True)
-    ARTIFACTS.mkdir(parents=True)
+    """Screenshots and the server's log, kept after the run (``build/`` is git-ignored).
+
+    Emptied once per run, before any worker starts (tests/conftest.py): the student flow and the
+    formgrader run on different workers, and emptying it here raced between them.
+    """
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     WRITTEN.append(ARTIFACTS)
     return ARTIFACTS
 

@@ -16,6 +16,8 @@ from tests.variants import VARIANTS, Variant
 # A folder shared by every worker of one test run (conftest.py makes it in the controller, whose
 # environment the xdist workers inherit).
 SHARED_FOLDER_ENV = "TFCOURSE_TEST_SHARED"
+# Screenshots and server logs of the browser tests, kept after the run; emptied once per run (tests/conftest.py).
+BROWSER_ARTIFACTS = settings.REPO_ROOT / "build" / "browser-artifacts"
 
 
 def figures_file(assignment: str) -> Path:
