@@ -25,7 +25,10 @@ from autograder.course.notebooks import cell_key
 from autograder.course.paths import sqlite_url
 from autograder.course.settings import course_config
 from autograder.isolated import kernelstub
+from autograder.isolated.alembic_head import use_in_process_alembic_head
 from autograder.isolated.protocol import AutogradeRequest, StubLaunch, encode
+
+use_in_process_alembic_head()  # the warm-up creates a gradebook; see alembic_head
 
 
 class ZygoteKernelManager(AsyncKernelManager):

@@ -13,8 +13,11 @@ from sqlalchemy.exc import SAWarning
 
 from autograder.course.course import Course
 from autograder.course.paths import sqlite_url
+from autograder.isolated.alembic_head import use_in_process_alembic_head
 from autograder.pipeline.cell_limits import sources_digest
 from autograder.pipeline.results import Status, SubmissionResult
+
+use_in_process_alembic_head()  # defining an assignment creates gradebooks; see alembic_head
 
 DEFINED_FILE = "defined_assignments.json"  # which version of each assignment the real gradebook holds
 

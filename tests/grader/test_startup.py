@@ -1,12 +1,17 @@
 """What ``grade`` does before its first job: the zygotes start side by side, while the assignment is defined."""
 
+import subprocess
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from pathlib import Path
 
 import nbformat
 import pytest
+from nbgrader.api import Gradebook
+from sqlalchemy import text
 
+from autograder.course.paths import sqlite_url
+from autograder.isolated import alembic_head
 from autograder.launch.zygote import start_together
 from autograder.pipeline import grade as grade_module
 from autograder.pipeline import gradebook
@@ -97,3 +102,18 @@ def test_every_busy_worker_starts_its_zygotes_before_the_assignment_is_defined(
     grade_module.grade(course, jobs=2, executor=InlineExecutor(), sandbox=False, progress=False)
     warm_ups = ["warm up"] * len(students)  # two workers, but no more warm-ups than jobs
     assert log == [*warm_ups, "define", "define", "read cells", "reference", *["job"] * len(students)]
+
+
+def test_the_in_process_alembic_head_is_nbgrader_s_own() -> None:
+    """The revision nbgrader's ``alembic heads`` subprocess prints is the one read in-process."""
+    assert alembic_head.alembic_head() == alembic_head.NBGRADER_OWN()
+
+
+def test_a_new_gradebook_is_stamped_without_a_subprocess(tmp_path: Path, monkeypatch) -> None:
+    def no_subprocess(*args: object, **kwargs: object) -> bytes:
+        raise AssertionError("nbgrader ran `alembic heads` in a subprocess")
+
+    monkeypatch.setattr(subprocess, "check_output", no_subprocess)
+    with Gradebook(sqlite_url(tmp_path / "gradebook.db")) as book:
+        stamped = book.db.execute(text("SELECT version_num FROM alembic_version")).scalar_one()
+    assert stamped == alembic_head.alembic_head()
