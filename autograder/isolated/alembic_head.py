@@ -1,8 +1,8 @@
 """nbgrader's stamp for a new gradebook, read in this process instead of by an ``alembic heads`` subprocess.
 
 Creating a gradebook, nbgrader (``nbgrader.api.get_alembic_version``) runs the ``alembic heads``
-command: a new Python that imports nbgrader again, 3.2 s of CPU on the course's 2-core machine
-for one 12-character revision id. ``grade`` created two or three new gradebooks before its
+command: a new Python that imports nbgrader again, 3.2 s on the idle 2-core course machine
+(3.8 s of CPU) for one 12-character revision id. ``grade`` created two or three new gradebooks before its
 first job (the template, and one in each nbgrader zygote's warm-up), all while the zygotes
 imported torch. The head belongs to the installed nbgrader: alembic's own
 ``ScriptDirectory`` reads it from the same migration scripts, through the same ini file, in
