@@ -1,0 +1,51 @@
+"""``python -m editions status LANGUAGE`` and ``python -m editions todo LANGUAGE ASSIGNMENT``.
+
+``status`` counts, per notebook, the Markdown cells translated, stale (the English changed since)
+and missing. ``todo`` prints each stale or missing cell of one notebook, its id, the hash to record
+and the English to translate, in the order of the notebook.
+"""
+
+import argparse
+
+from autograder.course.settings import assignment_ids
+from editions.translations import english_hash, load, markdown_cells
+
+
+def status(language: str) -> int:
+    incomplete = 0
+    for assignment in assignment_ids():
+        english, translated = markdown_cells(assignment), load(language, assignment)
+        stale = sum(
+            1 for i, text in english.items() if i in translated and translated[i].english_hash != english_hash(text)
+        )
+        missing = sum(1 for i in english if i not in translated)
+        orphans = sum(1 for i in translated if i not in english)
+        current = len(english) - stale - missing
+        print(f"{assignment}: {current}/{len(english)} current, {stale} stale, {missing} missing, {orphans} orphaned")
+        incomplete += stale + missing + orphans
+    return 1 if incomplete else 0
+
+
+def todo(language: str, assignment: str) -> int:
+    translated = load(language, assignment)
+    for cell_id, text in markdown_cells(assignment).items():
+        entry = translated.get(cell_id)
+        if entry is None or entry.english_hash != english_hash(text):
+            state = "missing" if entry is None else "stale"
+            print(f"=== {cell_id} ({state}) en: {english_hash(text)}\n{text}\n")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m editions", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("status", help="translated, stale and missing cells per notebook").add_argument("language")
+    todo_parser = commands.add_parser("todo", help="the English of each stale or missing cell of one notebook")
+    todo_parser.add_argument("language")
+    todo_parser.add_argument("assignment")
+    args = parser.parse_args()
+    return status(args.language) if args.command == "status" else todo(args.language, args.assignment)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
