@@ -9,11 +9,13 @@ and :mod:`autograder.course.paths`.
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from traitlets.config import Config
 
 from autograder.course import settings
+from autograder.course.deadlines import read_due_dates
 from autograder.course.paths import GRADING_DIRECTORY, GradingFolder
 
 
@@ -54,6 +56,10 @@ class Course:
     def data_folders(self) -> list[Path]:
         """Course files a notebook may read while graded: the data folder, when the course has one."""
         return [path for path in [self.root / settings.DATA_DIRECTORY] if path.is_dir()]
+
+    def due_dates(self) -> dict[str, datetime]:
+        """Each assignment's due date (UTC), from the course's ``due_dates.csv`` (none: no deadline)."""
+        return read_due_dates(self.root, self.assignments())
 
     def config(self) -> Config:
         """A fresh nbgrader ``Config`` for this course (creates the grading folder)."""

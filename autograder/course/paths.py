@@ -13,6 +13,9 @@ from pathlib import Path
 GRADING_DIRECTORY = "grading"  # under the course root; git-ignored
 SUBMITTED, AUTOGRADED, FEEDBACK, RESULTS = "submitted", "autograded", "feedback", "results"
 GRADEBOOK = "gradebook.db"
+# When nbgrader received a submission (submit writes it, collect copies it): in the submission's
+# folder, and beside its feedback, where release_feedback looks for it.
+TIMESTAMP_FILE = "timestamp.txt"
 
 
 def sqlite_url(path: Path) -> str:

@@ -5,6 +5,10 @@ nbgrader's own export shows a missing notebook, an unreadable one and a real zer
 the points went (and a ``<notebook>:<test> why`` column, why a test lost its points: its
 failure, the time limit it ran into, the clean re-run's verdict), and the written answers'
 manual scores come from the gradebook. The
+``submitted``, ``due`` and ``late by`` columns say when nbgrader received the submission (its
+``timestamp.txt``, which the hub's exchange writes), its notebook's due date (``due_dates.csv``)
+and how late it was (``seconds late`` for sorting); nbgrader's late-submission penalty is left at
+zero: lateness is marked, and the instructor decides. The
 ``feedback`` column says whether the student's feedback is ``written``, ``held (flagged)``
 until the instructor releases it, ``released``, or not written yet (``none``).
 
@@ -34,6 +38,7 @@ import pandas as pd
 from nbgrader.api import Gradebook, MissingEntry
 
 from autograder.course.course import Course
+from autograder.course.deadlines import late_text, seconds_late, submitted_at
 from autograder.course.paths import sqlite_url
 from autograder.pipeline.collect import CANVAS, MOODLE, load_lms_students
 from autograder.pipeline.feedback import feedback_state, load_releases
@@ -67,9 +72,11 @@ def manual_scores(db_path: Path, result: SubmissionResult) -> dict[str, float]:
 def export_frame(course: Course) -> pd.DataFrame:
     """The grades of every graded submission (rows sorted by assignment, then student)."""
     db_path = course.grading.gradebook
-    releases = load_releases(course)
+    releases, due_dates = load_releases(course), course.due_dates()
     rows = []
     for result in load_results(course):
+        submitted = submitted_at(course.grading.submitted(result.student, result.assignment))
+        due = due_dates.get(result.assignment)
         row: dict[str, object] = {
             "assignment": result.assignment,
             "student": result.student,
@@ -78,6 +85,10 @@ def export_frame(course: Course) -> pd.DataFrame:
             "flags": " | ".join(result.flags),
             "repairs": " | ".join(result.repairs),
             "feedback": feedback_state(result, releases, course),
+            "submitted": submitted.isoformat(timespec="seconds") if submitted else "",
+            "due": due.isoformat(timespec="seconds") if due else "",
+            "late by": late_text(seconds_late(submitted, due)),
+            "seconds late": seconds_late(submitted, due),
             "autograded_score": result.score,
             "autograded_max": sum(test.max_score for test in result.tests),
         }

@@ -20,6 +20,7 @@ from nbgrader.api import Gradebook
 from tqdm import tqdm
 
 from autograder.course.course import Course
+from autograder.course.deadlines import submitted_at
 from autograder.course.notebooks import fill_answers, reference_answers
 from autograder.course.paths import sqlite_url
 from autograder.launch.limits import Limits
@@ -180,7 +181,7 @@ def grade(
                                                   f"grader error: {type(error).__name__}: {error}",
                                                   digest=folder_digest(job.submission))  # fmt: skip
                     with timed(result.phases, "merge"):
-                        gradebook.merge(real, result)
+                        gradebook.merge(real, result, submitted_at(job.submission))
                     save_result(course, result)
                     results.append(result)
     finally:

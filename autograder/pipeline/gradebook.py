@@ -5,6 +5,7 @@ import shutil
 import tempfile
 import warnings
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
@@ -77,14 +78,24 @@ def ensure_defined(course: Course, assignment: str) -> None:
     except (OSError, ValueError):
         defined = {}
     digest = sources_digest(course.source_folder(assignment))
-    if defined.get(assignment) == digest and has_assignment(grading.gradebook, assignment):
-        return
-    if grading.gradebook.exists():
-        define_assignment(course, assignment, grading.gradebook)
-    else:  # a new gradebook would hold just this definition: the template's copy, without seconds of nbgrader
-        shutil.copy(template_gradebook(course, assignment), grading.gradebook)
-    defined[assignment] = digest
-    record.write_text(json.dumps(defined, indent=1))
+    if defined.get(assignment) != digest or not has_assignment(grading.gradebook, assignment):
+        if grading.gradebook.exists():
+            define_assignment(course, assignment, grading.gradebook)
+        else:  # a new gradebook would hold just this definition: the template's copy, without seconds of nbgrader
+            shutil.copy(template_gradebook(course, assignment), grading.gradebook)
+        defined[assignment] = digest
+        record.write_text(json.dumps(defined, indent=1))
+    set_due_date(grading.gradebook, assignment, course.due_dates().get(assignment))
+
+
+def set_due_date(db_path: Path, assignment: str, due: datetime | None) -> None:
+    """nbgrader's ``Assignment.duedate`` (naive UTC, as nbgrader keeps it), from ``due_dates.csv``."""
+    with Gradebook(sqlite_url(db_path)) as gb:
+        gb.update_or_create_assignment(assignment, duedate=naive_utc(due))
+
+
+def naive_utc(when: datetime | None) -> datetime | None:
+    return when.astimezone(UTC).replace(tzinfo=None) if when else None
 
 
 def has_assignment(db_path: Path, assignment: str) -> bool:
@@ -121,8 +132,11 @@ def kernel_scores(db_path: Path, assignment: str, student: str) -> dict[tuple[st
         return None
 
 
-def merge(gb: Gradebook, result: SubmissionResult) -> None:
-    """Write a result's scores into the open real gradebook ``gb``; manual scores already given are kept."""
+def merge(gb: Gradebook, result: SubmissionResult, submitted: datetime | None = None) -> None:
+    """Write a result's scores into the open real gradebook ``gb``; manual scores already given are kept.
+
+    ``submitted``, the submission's time (its ``timestamp.txt``), lets nbgrader tell a late one.
+    """
     if result.status == Status.MISSING:
         return
     gb.update_or_create_student(result.student)
@@ -132,6 +146,7 @@ def merge(gb: Gradebook, result: SubmissionResult) -> None:
         with warnings.catch_warnings():  # nbgrader's add_submission trips SQLAlchemy's autoflush notes
             warnings.simplefilter("ignore", SAWarning)
             submission = gb.add_submission(result.assignment, result.student)
+    submission.timestamp = naive_utc(submitted)
     for test in result.tests:
         grade = gb.find_grade(test.grade_id, test.notebook, result.assignment, result.student)
         grade.auto_score = test.score
