@@ -14,7 +14,7 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 # nbgrader runs helper programs (alembic) by name: the venv's bin must come first on PATH.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: install sandbox lab instructor-lab data test test-fast release autograde lint clean-grading
+.PHONY: install sandbox lab instructor-lab data test test-fast release autograde lint clean-grading hub hub-students
 
 $(STAMP): requirements.txt requirements-lock.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -74,6 +74,23 @@ release: install  ## regenerate notebooks/ from solutions/ with nbgrader
 autograde: install sandbox  ## grade every submission under grading/submitted (JOBS=2), then export grades
 	$(BIN)/python -m autograder grade --jobs $${JOBS:-2}
 	$(BIN)/python -m autograder export --output grading/grades.csv
+
+# The classroom hub (classroom/, README "Running a class"): one machine, run as root.
+HUB_PREFIX ?= /srv/tfcourse
+HUB_INSTRUCTOR ?= $(SUDO_USER)
+# What the hub needs from Debian: Node.js's npm (the proxy) and a Python every user may run (with venv).
+HUB_SYSTEM_PACKAGES = command -v npm >/dev/null 2>&1 && /usr/bin/python3 -c 'import ensurepip' 2>/dev/null || { \
+	if command -v apt-get >/dev/null 2>&1; then apt-get update -qq && apt-get install -y -qq nodejs npm python3-venv; \
+	else echo "install Node.js (npm) and Python 3.11's venv module with your package manager"; exit 1; fi; }
+
+hub:  ## a JupyterHub for a class on this machine (root): lays out HUB_PREFIX, then runs the hub (Ctrl+C stops it)
+	@test "$$(id -u)" = 0 || { echo "make hub needs root: it makes system users and runs each server as its user"; exit 1; }
+	@$(HUB_SYSTEM_PACKAGES)
+	$(PYTHON) -m classroom.provision --prefix $(HUB_PREFIX) $(if $(HUB_INSTRUCTOR),--instructor $(HUB_INSTRUCTOR))
+	TFCOURSE_HUB_PREFIX=$(HUB_PREFIX) $(HUB_PREFIX)/env/bin/jupyterhub -f classroom/jupyterhub_config.py
+
+hub-students:  ## system users for the students of ROSTER=roster.csv (a 'student' column); PASSWORDS=1 for PAM logins
+	$(PYTHON) -m classroom.roster $(ROSTER) --prefix $(HUB_PREFIX) $(if $(PASSWORDS),--passwords)
 
 lint: install  ## ruff on the Python code
 

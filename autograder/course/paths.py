@@ -16,6 +16,8 @@ GRADEBOOK = "gradebook.db"
 # When nbgrader received a submission (submit writes it, collect copies it): in the submission's
 # folder, and beside its feedback, where release_feedback looks for it.
 TIMESTAMP_FILE = "timestamp.txt"
+# What nbgrader submit writes beside the notebooks and release_feedback reads beside the feedback.
+SUBMISSION_MARKS = (TIMESTAMP_FILE, "submission_secret.txt")
 
 
 def sqlite_url(path: Path) -> str:

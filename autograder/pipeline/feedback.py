@@ -35,7 +35,7 @@ from nbformat.v4 import new_markdown_cell, new_notebook  # noqa: E402
 
 from autograder.course.course import Course  # noqa: E402
 from autograder.course.notebooks import HIDDEN_TESTS, grade_id, is_graded_test_cell  # noqa: E402
-from autograder.course.paths import TIMESTAMP_FILE  # noqa: E402
+from autograder.course.paths import SUBMISSION_MARKS  # noqa: E402
 from autograder.course.settings import RELEASE_DIRECTORY, SOURCE_DIRECTORY  # noqa: E402
 from autograder.pipeline.results import Status, SubmissionResult, load_results  # noqa: E402
 
@@ -277,16 +277,19 @@ def write_feedback(course: Course, students: list[str] | None = None) -> Feedbac
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(feedback_html(result, notebook, course, secrets))
             run.written.append(target)
-        keep_timestamp(course, result, folder)
+        keep_submission_marks(course, result, folder)
     return run
 
 
-def keep_timestamp(course: Course, result: SubmissionResult, folder: Path) -> None:
-    """Copy the submission's ``timestamp.txt`` beside its feedback, as nbgrader's generate_feedback does.
+def keep_submission_marks(course: Course, result: SubmissionResult, folder: Path) -> None:
+    """Copy the submission's ``timestamp.txt`` and ``submission_secret.txt`` beside its feedback.
 
-    ``nbgrader release_feedback`` matches feedback to the submission by it: without it, feedback
-    cannot travel back through the exchange (a JupyterHub class).
+    nbgrader's generate_feedback does the same: ``nbgrader release_feedback`` names each released
+    page by a hash of the submission's secret (which ``nbgrader submit`` wrote, and only the
+    student's own cache and the instructor hold), so without them feedback cannot travel back
+    through the exchange (a JupyterHub class), and with them no student can name another's page.
     """
-    timestamp = course.grading.submitted(result.student, result.assignment) / TIMESTAMP_FILE
-    if timestamp.is_file() and folder.is_dir():
-        shutil.copyfile(timestamp, folder / TIMESTAMP_FILE)
+    submitted = course.grading.submitted(result.student, result.assignment)
+    for name in SUBMISSION_MARKS:
+        if (submitted / name).is_file() and folder.is_dir():
+            shutil.copyfile(submitted / name, folder / name)

@@ -17,7 +17,7 @@ from autograder.course.deadlines import DUE_DATES_FILE, DueDateError, late_text,
 from autograder.course.paths import TIMESTAMP_FILE
 from autograder.pipeline import gradebook
 from autograder.pipeline.export import export_frame
-from autograder.pipeline.feedback import keep_timestamp
+from autograder.pipeline.feedback import keep_submission_marks
 from autograder.pipeline.results import Status, SubmissionResult, save_result
 from tests.grader.hostile_class import ASSIGNMENT
 from tests.support.course import ThrowawayCourse
@@ -90,10 +90,12 @@ def test_late_work_is_marked_in_the_gradebook_and_the_export(throwaway_course: T
     assert nbgrader_late == {"early": 0, "late": 7500, "lms": 0}  # nbgrader's own view agrees
 
 
-def test_feedback_keeps_the_submission_s_timestamp_for_release_feedback(tmp_path: Path) -> None:
+def test_feedback_keeps_what_release_feedback_matches_a_submission_by(tmp_path: Path) -> None:
     course = Course(tmp_path)
     submit(course, "ada", DUE)
+    (course.grading.submitted("ada", ASSIGNMENT) / "submission_secret.txt").write_text("s3cret")
     folder = course.grading.feedback("ada", ASSIGNMENT)
     folder.mkdir(parents=True)
-    keep_timestamp(course, SubmissionResult(ASSIGNMENT, "ada", Status.GRADED), folder)
+    keep_submission_marks(course, SubmissionResult(ASSIGNMENT, "ada", Status.GRADED), folder)
     assert (folder / TIMESTAMP_FILE).read_text() == DUE.strftime(NBGRADER_TIME)
+    assert (folder / "submission_secret.txt").read_text() == "s3cret"

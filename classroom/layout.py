@@ -1,0 +1,60 @@
+"""Where the classroom hub keeps everything, under one prefix, and who may read what.
+
+| folder | owner, mode | what |
+| --- | --- | --- |
+| ``env/`` | root, 755 | the Python environment every server runs (read-only to users) |
+| ``runtime/`` | root, 755 | the helper package and the data the notebooks read (read-only) |
+| ``proxy/`` | root, 755 | configurable-http-proxy, from npm with the committed lock file |
+| ``config/`` | root, 755 | the Jupyter settings of each role, and every user's nbgrader settings |
+| ``course/`` | root:instructors, 2770 | the instructors' course folder: solutions, gradebook, grading |
+| ``exchange/`` | root, 777 | nbgrader's exchange (``chmod ugo+rw``, as nbgrader's documentation says) |
+| ``state/`` | root, 700 | the hub's database, cookie secret and initial passwords |
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_PREFIX = Path("/srv/tfcourse")
+INSTRUCTORS = "tfcourse-instructors"
+STUDENTS = "tfcourse-students"
+COURSE_ID = "transformers-from-scratch"  # autograder/course/settings.py sets the same for the course folder
+
+
+@dataclass(frozen=True)
+class HubLayout:
+    prefix: Path = DEFAULT_PREFIX
+
+    @property
+    def env(self) -> Path:
+        return self.prefix / "env"
+
+    @property
+    def python(self) -> Path:
+        return self.env / "bin" / "python"
+
+    @property
+    def runtime(self) -> Path:
+        return self.prefix / "runtime"
+
+    @property
+    def proxy(self) -> Path:
+        return self.prefix / "proxy" / "node_modules" / ".bin" / "configurable-http-proxy"
+
+    @property
+    def config(self) -> Path:
+        return self.prefix / "config"
+
+    def role_config(self, role: str) -> Path:
+        return self.config / role
+
+    @property
+    def course(self) -> Path:
+        return self.prefix / "course"
+
+    @property
+    def exchange(self) -> Path:
+        return self.prefix / "exchange"
+
+    @property
+    def state(self) -> Path:
+        return self.prefix / "state"

@@ -1,0 +1,225 @@
+"""``python -m classroom.provision``: lay out the classroom hub on this machine (run as root).
+
+Idempotent: the environment and the proxy are rebuilt only when their pins change, and the
+course folder is copied only when it does not exist yet (``--refresh-course`` copies the
+repository's course files over it again, keeping ``grading/``). See :mod:`classroom.layout`
+for what goes where and who may read it.
+"""
+
+import argparse
+import grp
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from classroom.layout import COURSE_ID, DEFAULT_PREFIX, INSTRUCTORS, STUDENTS, HubLayout
+from classroom.system_users import ensure_group, ensure_user
+
+REPO = Path(__file__).resolve().parents[1]
+# The interpreter the environment is made from: one every user may run (pyenv's, under /root, is not).
+BASE_PYTHON = "/usr/bin/python3"
+ENV_PINS = (
+    "classroom/requirements-hub.txt",
+    "classroom/constraints-hub.txt",
+    "requirements.txt",
+    "requirements-lock.txt",
+)
+PROXY_PINS = ("classroom/package.json", "classroom/package-lock.json")
+RUNTIME_PARTS = ("tfcourse", "data/ag_news_sample", "data/ag_news")  # what a student's kernel reads
+# Which of nbgrader's parts each role gets: server extensions, and the lab plugins that use them.
+STUDENT_SERVER_EXTENSIONS = {
+    "nbgrader.server_extensions.formgrader": False,
+    "nbgrader.server_extensions.course_list": False,
+    "nbgrader.server_extensions.assignment_list": True,
+    "nbgrader.server_extensions.validate_assignment": True,
+}
+# Nobody on the hub is asked to fetch Jupyter's news (the machine may have no way out).
+EVERYONE_DISABLED_PLUGINS = {"@jupyterlab/apputils-extension:announcements": True}
+STUDENT_DISABLED_PLUGINS = {
+    **EVERYONE_DISABLED_PLUGINS,
+    "@jupyter/nbgrader:formgrader": True,
+    "@jupyter/nbgrader:course-list": True,
+    "@jupyter/nbgrader:create-assignment": True,
+}
+
+
+def digest(paths: tuple[str, ...]) -> str:
+    sha = hashlib.sha256()
+    for name in paths:
+        sha.update((REPO / name).read_bytes())
+    return sha.hexdigest()
+
+
+def stamped(stamp: Path, value: str) -> bool:
+    return stamp.exists() and stamp.read_text() == value
+
+
+def build_env(layout: HubLayout) -> None:
+    """The hub's Python environment: the course's pins and JupyterHub's, from the lock file."""
+    stamp, value = layout.env / ".tfcourse-pins", digest(ENV_PINS)
+    if stamped(stamp, value):
+        return
+    if not layout.python.exists():
+        subprocess.run([BASE_PYTHON, "-m", "venv", str(layout.env)], check=True)
+    constraints = layout.env / "constraints.txt"
+    constraints.write_text(hub_constraints())
+    pip = [str(layout.python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    subprocess.run([*pip, "-r", str(REPO / "classroom/requirements-hub.txt"), "-c", str(constraints)], check=True)
+    stamp.write_text(value)
+
+
+def pinned_name(line: str) -> str:
+    return re.split(r"[=<>!~ ]", line.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def pins_of(name: str) -> list[str]:
+    """The pins of a requirements file, comments and blank lines left out."""
+    stripped = (line.split("#")[0].strip() for line in (REPO / name).read_text().splitlines())
+    return [line for line in stripped if line]
+
+
+def hub_constraints() -> str:
+    """requirements-lock.txt, with the pins classroom/constraints-hub.txt replaces."""
+    overrides = pins_of("classroom/constraints-hub.txt")
+    replaced = {pinned_name(line) for line in overrides}
+    kept = [line for line in pins_of("requirements-lock.txt") if pinned_name(line) not in replaced]
+    return "\n".join(kept + overrides) + "\n"
+
+
+def install_runtime(layout: HubLayout) -> None:
+    """The helper package and its data, read-only, found by every kernel through a ``.pth`` file."""
+    shutil.rmtree(layout.runtime, ignore_errors=True)
+    for part in RUNTIME_PARTS:
+        if (REPO / part).is_dir():
+            shutil.copytree(REPO / part, layout.runtime / part, ignore=shutil.ignore_patterns("__pycache__", "*.part"))
+    site = subprocess.run(
+        [str(layout.python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    (Path(site) / "tfcourse-runtime.pth").write_text(f"{layout.runtime}\n")
+    readable_by_all(layout.runtime)
+
+
+def install_proxy(layout: HubLayout) -> None:
+    """configurable-http-proxy from npm, exactly as the committed lock file pins it."""
+    folder, value = layout.prefix / "proxy", digest(PROXY_PINS)
+    if stamped(folder / ".tfcourse-pins", value) and layout.proxy.exists():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in PROXY_PINS:
+        shutil.copy(REPO / name, folder / Path(name).name)
+    subprocess.run(["npm", "ci", "--omit=dev", "--no-audit", "--no-fund", "--loglevel=error"], cwd=folder, check=True)
+    (folder / ".tfcourse-pins").write_text(value)
+
+
+def write_config(layout: HubLayout) -> None:
+    """Every user's nbgrader settings (course id, exchange) and each role's Jupyter settings."""
+    common = layout.role_config("common")
+    common.mkdir(parents=True, exist_ok=True)
+    (common / "nbgrader_config.py").write_text(
+        "# Written by classroom/provision.py: the nbgrader settings every user of the hub shares.\n"
+        "c = get_config()  # noqa: F821\n"
+        f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
+        f"c.Exchange.root = {str(layout.exchange)!r}\n"
+    )
+    student = layout.role_config("student")
+    (student / "labconfig").mkdir(parents=True, exist_ok=True)
+    server = {"ServerApp": {"jpserver_extensions": STUDENT_SERVER_EXTENSIONS}}
+    (student / "jupyter_server_config.json").write_text(json.dumps(server, indent=1))
+    (student / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": STUDENT_DISABLED_PLUGINS})
+    )
+    instructor = layout.role_config("instructor")  # nbgrader's defaults: every extension on
+    (instructor / "labconfig").mkdir(parents=True, exist_ok=True)
+    (instructor / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": EVERYONE_DISABLED_PLUGINS})
+    )
+    (instructor / "nbgrader_config.py").write_text(
+        "# Written by classroom/provision.py: the formgrader's course is the course folder (on PYTHONPATH).\n"
+        "from autograder.course.settings import REPO_ROOT, configure\n\n"
+        "configure(get_config(), REPO_ROOT)  # noqa: F821\n"
+    )
+    readable_by_all(layout.config)
+
+
+def make_exchange(layout: HubLayout) -> None:
+    layout.exchange.mkdir(parents=True, exist_ok=True)
+    layout.exchange.chmod(0o777)
+
+
+def course_files() -> list[str]:
+    """The repository's course files: what git tracks or would track (no .venv, grading/, build/)."""
+    listed = subprocess.run(
+        ["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return [name for name in listed.split("\0") if name and (REPO / name).is_file()]
+
+
+def make_course(layout: HubLayout, refresh: bool) -> None:
+    """The instructors' course folder, which no student can enter (group ``tfcourse-instructors``, 2770)."""
+    if layout.course.exists() and not refresh:
+        return
+    for name in course_files():
+        target = layout.course / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name, target)
+    instructors = grp_id(INSTRUCTORS)
+    for folder, _, files in os.walk(layout.course):
+        os.chown(folder, 0, instructors)
+        os.chmod(folder, 0o2770)
+        for name in files:
+            os.chown(Path(folder) / name, 0, instructors)
+            os.chmod(Path(folder) / name, 0o660)
+
+
+def grp_id(name: str) -> int:
+    return grp.getgrnam(name).gr_gid
+
+
+def readable_by_all(root: Path) -> None:
+    for folder, _, files in os.walk(root):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(Path(folder) / name, 0o644)
+
+
+def provision(layout: HubLayout, instructors: list[str], refresh_course: bool = False) -> None:
+    if os.geteuid() != 0:
+        raise SystemExit("classroom.provision makes system users and folders other users own: run it as root")
+    ensure_group(INSTRUCTORS)
+    ensure_group(STUDENTS)
+    for name in instructors:
+        ensure_user(name, INSTRUCTORS)
+    layout.prefix.mkdir(parents=True, exist_ok=True)
+    layout.prefix.chmod(0o755)
+    build_env(layout)
+    install_runtime(layout)
+    install_proxy(layout)
+    write_config(layout)
+    make_exchange(layout)
+    make_course(layout, refresh_course)
+    layout.state.mkdir(exist_ok=True)
+    layout.state.chmod(0o700)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m classroom.provision", description=__doc__.splitlines()[0])
+    parser.add_argument("--prefix", type=Path, default=DEFAULT_PREFIX, help=f"default {DEFAULT_PREFIX}")
+    parser.add_argument("--instructor", action="append", default=[], help="a system user to make an instructor")
+    parser.add_argument("--refresh-course", action="store_true", help="copy the course files over the course folder")
+    args = parser.parse_args()
+    provision(HubLayout(args.prefix.resolve()), args.instructor, args.refresh_course)
+    print(f"hub laid out under {args.prefix}; start it with: make hub HUB_PREFIX={args.prefix}")
+
+
+if __name__ == "__main__":
+    main()

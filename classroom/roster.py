@@ -1,0 +1,80 @@
+"""``python -m classroom.roster ROSTER.csv``: a system user for every student of a roster (run as root).
+
+The roster is a CSV file with a ``student`` column (or ``id``), holding the ids that ``collect``
+and ``export`` use (and, with LTI, what the LMS sends as the launch's username). Each student
+gets a private home (700) in the group ``tfcourse-students``. With ``--passwords`` (PAM login)
+each new student gets a random password, written to ``state/initial_passwords.csv`` (readable by
+root only) for the instructor to hand out; with LTI the LMS logs them in and no password is set.
+"""
+
+import argparse
+import csv
+import secrets
+from pathlib import Path
+
+from classroom.layout import DEFAULT_PREFIX, STUDENTS, HubLayout
+from classroom.system_users import check_name, ensure_user, exists, set_password
+
+ID_COLUMNS = ("student", "id")
+
+
+def read_roster(path: Path) -> list[str]:
+    """The student ids of ``path``, checked, in order, each once."""
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        rows = list(csv.DictReader(handle))
+    column = next((name for name in ID_COLUMNS if rows and name in rows[0]), None)
+    if column is None:
+        raise SystemExit(f"{path}: no 'student' (or 'id') column")
+    ids = [row[column].strip() for row in rows if row[column].strip()]
+    bad = [student for student in ids if not _valid(student)]
+    if bad:
+        raise SystemExit(f"{path}: not usable as system user names: {', '.join(bad)} (see classroom/system_users.py)")
+    return list(dict.fromkeys(ids))
+
+
+def _valid(name: str) -> bool:
+    try:
+        check_name(name)
+    except ValueError:
+        return False
+    return True
+
+
+def add_students(layout: HubLayout, students: list[str], passwords: bool) -> dict[str, str]:
+    """Make each student's account; the new passwords, by student (none without ``passwords``)."""
+    given = {}
+    for student in students:
+        new = not exists(student)
+        ensure_user(student, STUDENTS)
+        if passwords and new:
+            given[student] = secrets.token_urlsafe(9)
+            set_password(student, given[student])
+    if given:
+        path = layout.state / "initial_passwords.csv"
+        write_header = not path.exists()
+        with path.open("a", newline="") as handle:
+            writer = csv.writer(handle)
+            if write_header:
+                writer.writerow(["student", "password"])
+            writer.writerows(given.items())
+        path.chmod(0o600)
+    return given
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m classroom.roster", description=__doc__.splitlines()[0])
+    parser.add_argument("roster", type=Path)
+    parser.add_argument(
+        "--prefix", type=Path, default=DEFAULT_PREFIX, help=f"the hub's prefix (default {DEFAULT_PREFIX})"
+    )
+    parser.add_argument("--passwords", action="store_true", help="give each new student a password (PAM login)")
+    args = parser.parse_args()
+    students = read_roster(args.roster)
+    given = add_students(HubLayout(args.prefix), students, args.passwords)
+    print(f"{len(students)} students in the roster, {len(given)} new passwords")
+    if given:
+        print(f"passwords: {HubLayout(args.prefix).state / 'initial_passwords.csv'} (root only)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""System groups and users for the hub (root only): what ``useradd`` and friends do, checked."""
+
+import grp
+import pwd
+import re
+import subprocess
+from pathlib import Path
+
+# A name useradd accepts everywhere and JupyterHub keeps as is (it lower-cases usernames).
+VALID_NAME = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
+
+
+def check_name(name: str) -> str:
+    if not VALID_NAME.match(name):
+        raise ValueError(
+            f"{name!r} cannot be a system user name: use lower-case letters, digits, '-' and '_', "
+            "starting with a letter, at most 32 characters (the same id that collect and export use)"
+        )
+    return name
+
+
+def ensure_group(name: str) -> None:
+    try:
+        grp.getgrnam(name)
+    except KeyError:
+        subprocess.run(["groupadd", name], check=True)
+
+
+def exists(name: str) -> bool:
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
+
+
+def ensure_user(name: str, group: str) -> Path:
+    """Create ``name`` (with a home of its own) in ``group`` unless it exists; its home is made private (700).
+
+    Debian's useradd makes homes with the umask (755): everyone could read everyone's work.
+    """
+    check_name(name)
+    ensure_group(group)
+    if not exists(name):
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", "--groups", group, name], check=True)
+    elif group not in groups_of(name):
+        subprocess.run(["usermod", "--append", "--groups", group, name], check=True)
+    home = Path(pwd.getpwnam(name).pw_dir)
+    home.chmod(0o700)
+    return home
+
+
+def groups_of(name: str) -> set[str]:
+    return {group.gr_name for group in grp.getgrall() if name in group.gr_mem}
+
+
+def set_password(name: str, password: str) -> None:
+    subprocess.run(["chpasswd"], input=f"{name}:{password}\n", text=True, check=True)
+
+
+def remove_user(name: str) -> None:
+    if exists(name):
+        subprocess.run(["userdel", "--remove", name], check=False, capture_output=True)

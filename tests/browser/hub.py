@@ -1,0 +1,197 @@
+"""A real JupyterHub for the classroom test: the course's own configuration, throwaway system users.
+
+:func:`start_hub` runs ``classroom/jupyterhub_config.py`` from a layout that
+``classroom.provision`` made under :data:`TEST_PREFIX` (its environment is kept between runs;
+the course folder, the exchange and the hub's state are made anew), on free loopback ports. An
+extra config file adds one API token, a service's, allowed to manage users and to reach their
+servers; the test runs code *as a user* through that user's own server (a kernel it starts
+there), which is how a student's terminal or notebook would run it.
+"""
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import websocket
+
+from classroom.layout import HubLayout
+from tests.browser.lab import end_processes, free_port
+
+TEST_PREFIX = Path("/srv/tfcourse-test")
+CONFIG = Path(__file__).resolve().parents[2] / "classroom" / "jupyterhub_config.py"
+SERVICE = "classroom-test"
+EXTRA_CONFIG = """\
+c.JupyterHub.services = [{{"name": "{service}", "api_token": "{token}"}}]
+c.JupyterHub.load_roles = [{{
+    "name": "{service}",
+    "scopes": ["admin:users", "admin:servers", "access:servers", "read:users"],
+    "services": ["{service}"],
+}}]
+"""
+
+
+class KernelError(RuntimeError):
+    """Code run in a user's kernel raised: the traceback, as the kernel sent it."""
+
+
+@dataclass
+class Hub:
+    layout: HubLayout
+    port: int
+    token: str
+    process: subprocess.Popen
+    log: Path
+    state: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def request(self, path: str, method: str = "GET", body: object = None, timeout: float = 60) -> object:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            f"{self.url}/{path.lstrip('/')}", data=data, method=method,
+            headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
+        )  # fmt: skip
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            text = response.read()
+        return json.loads(text) if text else None
+
+    def user(self, name: str) -> dict:
+        """The hub's record of ``name`` (made, as a first login would, if the hub has none yet)."""
+        try:
+            return self.request(f"hub/api/users/{name}")
+        except urllib.error.HTTPError as error:
+            if error.code != 404:
+                raise
+        return self.request(f"hub/api/users/{name}", method="POST")
+
+    def start_server(self, name: str, timeout: float = 180) -> None:
+        """Start ``name``'s server through the hub's API (as a login would) and wait until it answers."""
+        if not self.user(name).get("server"):
+            try:
+                self.request(f"hub/api/users/{name}/server", method="POST")
+            except urllib.error.HTTPError as error:
+                if error.code != 400:  # 400: already starting
+                    raise
+        deadline = time.monotonic() + timeout
+        while not self.user(name).get("server"):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{name}'s server did not start in {timeout} s:\n{self.log_tail()}")
+            time.sleep(1)
+
+    def run_as(self, name: str, code: str, timeout: float = 300) -> str:
+        """Run ``code`` in a new kernel of ``name``'s own server; its standard output (raises on an error)."""
+        self.start_server(name)
+        kernel = self.request(f"user/{name}/api/kernels", method="POST", body={"name": "python3"})
+        try:
+            return execute(f"ws://127.0.0.1:{self.port}/user/{name}/api/kernels/{kernel['id']}/channels",
+                           self.token, code, timeout)  # fmt: skip
+        finally:
+            self.request(f"user/{name}/api/kernels/{kernel['id']}", method="DELETE")
+
+    def log_tail(self, characters: int = 6000) -> str:
+        return self.log.read_text(errors="replace")[-characters:]
+
+    def stop(self) -> None:
+        for user in self.request("hub/api/users"):
+            if user.get("server"):
+                try:
+                    self.request(f"hub/api/users/{user['name']}/server", method="DELETE")
+                except urllib.error.URLError:
+                    pass
+        end_processes([self.process.pid])  # JupyterHub stops the proxy it started (cleanup_proxy) ...
+        proxy_pid = self.state / "proxy.pid"  # ... unless it died first
+        if proxy_pid.exists():
+            end_processes([int(proxy_pid.read_text().strip() or 0)])
+
+
+def execute(url: str, token: str, code: str, timeout: float) -> str:
+    """Jupyter's messaging protocol over the server's websocket: one execute request, its output."""
+    connection = websocket.create_connection(url, header=[f"Authorization: token {token}"], timeout=timeout)
+    session, msg_id = uuid.uuid4().hex, uuid.uuid4().hex
+    header = {"msg_id": msg_id, "session": session, "username": "test", "msg_type": "execute_request", "version": "5.3"}
+    content = {"code": code, "silent": False, "store_history": False, "user_expressions": {}, "allow_stdin": False}
+    message = {"header": header, "parent_header": {}, "metadata": {}, "content": content, "channel": "shell"}
+    connection.send(json.dumps(message))
+    output, error, deadline = [], None, time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            reply = json.loads(connection.recv())
+            if reply.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind = reply["header"]["msg_type"]
+            if kind == "stream":
+                output.append(reply["content"]["text"])
+            elif kind == "error":
+                error = "\n".join(reply["content"]["traceback"])
+            elif kind == "status" and reply["content"]["execution_state"] == "idle":
+                break
+        else:
+            raise TimeoutError(f"no answer from the kernel in {timeout} s; output so far: {''.join(output)}")
+    finally:
+        connection.close()
+    if error:
+        raise KernelError(error)
+    return "".join(output)
+
+
+def fresh_layout(prefix: Path = TEST_PREFIX) -> HubLayout:
+    """The test prefix without the last run's course, exchange and hub state (the environment is kept)."""
+    layout = HubLayout(prefix)
+    for folder in (layout.course, layout.exchange, layout.state, layout.prefix / "state-lti"):
+        shutil.rmtree(folder, ignore_errors=True)
+    return layout
+
+
+def start_hub(layout: HubLayout, log: Path, auth: str = "pam", state: Path | None = None, timeout: float = 120) -> Hub:
+    """The course's hub on free ports, logging in with ``auth``, its database and secrets in ``state``."""
+    port, token, state = free_port_block(), secrets.token_hex(16), state or layout.state
+    state.mkdir(mode=0o700, exist_ok=True)
+    extra = state / "test_config.py"
+    extra.write_text(EXTRA_CONFIG.format(service=SERVICE, token=token))
+    environment = {**os.environ, "TFCOURSE_HUB_PREFIX": str(layout.prefix), "TFCOURSE_HUB_PORT": str(port),
+                   "TFCOURSE_HUB_EXTRA_CONFIG": str(extra), "TFCOURSE_HUB_AUTH": auth,
+                   "TFCOURSE_HUB_STATE": str(state)}  # fmt: skip
+    with log.open("w") as handle:
+        process = subprocess.Popen(
+            [str(layout.env / "bin" / "jupyterhub"), "-f", str(CONFIG)],
+            cwd=state, env=environment, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    hub = Hub(layout, port, token, process, log, state)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            hub.request("hub/api/", timeout=5)
+            return hub
+        except (urllib.error.URLError, ConnectionError):
+            if process.poll() is not None or time.monotonic() > deadline:
+                end_processes([process.pid])
+                raise RuntimeError(f"the hub did not start (exit {process.poll()}):\n{hub.log_tail()}") from None
+            time.sleep(0.5)
+
+
+def free_port_block() -> int:
+    """A free port whose next two are free too: the proxy, the hub's API and the proxy's API."""
+    while True:
+        port = free_port()
+        if all(_is_free(port + offset) for offset in (1, 2)):
+            return port
+
+
+def _is_free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
