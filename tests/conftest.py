@@ -99,7 +99,8 @@ def graded(assignment: str, throwaway_course: ThrowawayCourse) -> GradedRun:
 # built once. pytest 9 ignores the node ids xdist's own xdist_group marks rewrite, hence this.
 NOTEBOOK_PARAMETER = re.compile(r"\[(\d\d_[a-z_]+)")  # the notebook a test is parametrized with
 # A notebook's reference run in-process (cached per worker) and its real nbgrader course.
-PER_NOTEBOOK = {"tests/test_variants.py", "tests/test_reference_run.py", "tests/test_autograde.py"}
+PER_NOTEBOOK = {"tests/test_variants.py", "tests/test_rules.py", "tests/test_reference_run.py",
+                "tests/test_autograde.py"}  # fmt: skip
 # An alternative graded through to the notebook's last test trains the notebook's model again;
 # nothing else needs the outcome, so these are a unit of their own per notebook, on another worker.
 ALTERNATIVE = re.compile(r"^tests/test_variants\.py::test_alternative_")

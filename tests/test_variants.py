@@ -10,7 +10,7 @@ import pytest
 
 from autograder.course.settings import assignment_ids
 from tests.support.harness import variant_answer
-from tests.support.notebooks import answer_cells
+from tests.support.notebooks import answer_cells, graded_test_cells
 from tests.variants import VARIANTS
 
 
@@ -25,6 +25,13 @@ def test_every_assignment_has_variants():
     assert set(VARIANTS) == set(assignment_ids())
 
 
+def test_spared_cells_exist(source_nb, assignment):
+    cells = set(graded_test_cells(source_nb))
+    for variant in VARIANTS.get(assignment, []):
+        missing = [name for name in variant.spares if name not in cells or not name.startswith(variant.cell)]
+        assert not missing, f"{variant.id} spares {missing}: not graded test cells of {variant.cell}"
+
+
 def test_variant(inprocess, assignment, variant):
     # A mutant needs to fail one of its own exercise's tests; an alternative must pass them all.
     outcomes = inprocess.grade(variant_answer(assignment, variant), tests_of=variant.cell)
@@ -32,6 +39,12 @@ def test_variant(inprocess, assignment, variant):
     own_failed = [name for name in failed if name.startswith(variant.cell)]
     if variant.kind == "mutant":
         assert own_failed, f"mutant {variant.id} passes every test of {variant.cell}: add a test that catches it"
+        spared_but_failed = {name: outcomes[name].error or outcomes[name].stderr for name in variant.spares
+                             if name in failed}  # fmt: skip
+        assert not spared_but_failed, (
+            f"mutant {variant.id} breaks none of these cells' properties, yet loses their points "
+            f"(a test that leans on another property or on another test cell's names): {spared_but_failed}"
+        )
     else:
         details = {name: outcomes[name].error or outcomes[name].stderr for name in own_failed}
         assert not own_failed, f"correct alternative {variant.id} loses points: {details}"

@@ -13,6 +13,10 @@ from autograder.course.notebooks import HIDDEN_TESTS, grade_id, is_answer_cell, 
 SOLUTION_REGION = re.compile(r"^[ \t]*### BEGIN SOLUTION\n(.*?)^[ \t]*### END SOLUTION[ \t]*\n?", re.M | re.S)
 HINT = re.compile(r"<details><summary>Hint (\d+)</summary>(.*?)</details>", re.S)
 TODO_HEADING = re.compile(r"^#+ TODO (\d+)\b", re.M)
+# "What must hold:" (or "What must hold (in eval mode):"), then a bullet list or the rest of its paragraph.
+MUST_HOLD = re.compile(r"What must hold[^:\n]*:[ \t]*(?P<rest>.*?)(?=\n[ \t]*\n(?![ \t]*[*-] )|\Z)", re.S)
+BULLET = re.compile(r"^[ \t]*[*-] ", re.M)
+CLAUSE_BREAK = re.compile(r";|,\s+and\s+|\.\s+(?=[A-Z])")  # "a; b", "a, and b", "a. B"
 
 
 def read(path: Path) -> NotebookNode:
@@ -55,6 +59,20 @@ def todos(nb: NotebookNode) -> list[Todo]:
             found.append(Todo(number, text, hints, grade_id(cell)))
             number = None
     return found
+
+
+def must_hold(instructions: str) -> list[str]:
+    """The clauses of a TODO's "What must hold" list: one per bullet, or per ";" of a paragraph.
+
+    A bullet or paragraph is split further at ";", ", and" and between sentences, so that a
+    clause states one rule; whitespace is collapsed.
+    """
+    clauses = []
+    for match in MUST_HOLD.finditer(HINT.sub("", instructions)):
+        items = [item for item in BULLET.split(match["rest"]) if item.strip()]
+        for item in items:
+            clauses += [" ".join(part.split()).rstrip(".") for part in CLAUSE_BREAK.split(item) if part.strip()]
+    return clauses
 
 
 def solution_code(source: str) -> str:

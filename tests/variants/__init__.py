@@ -13,7 +13,7 @@ from tests.variants.spec import Variant
 def _discover() -> dict[str, list[Variant]]:
     found: dict[str, list[Variant]] = {}
     for module_info in pkgutil.iter_modules(__path__):
-        if module_info.name == "spec":
+        if module_info.name in {"spec", "rules"}:  # the variant type, and the rule -> test -> mutant table
             continue
         module = importlib.import_module(f"{__name__}.{module_info.name}")
         if module.ASSIGNMENT in found:

@@ -467,6 +467,15 @@ VARIANTS = [
         ("padding = ids == self.pad_idx", "padding = self.token_embedding(ids).sum(dim=-1) == 0"),
     ),
     mutant("blog_fix", "pooling_not_fixed", ("masked_mean(x, ~padding)", "x.mean(dim=1)")),
+    mutant(
+        "blog_fix",
+        "positions_dropped",  # padding-safe, but no longer the blog's model
+        (
+            "x = self.token_embedding(ids) + self.position_embedding(positions)",
+            "x = self.token_embedding(ids)",
+        ),
+        spares=("blog_fix_mask", "blog_fix_padding_invariance"),
+    ),
     mutant("blog_fix", "attention_not_masked", ("self.encoder(x, src_key_padding_mask=padding)", "self.encoder(x)")),
     mutant(
         "blog_fix",

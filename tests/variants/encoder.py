@@ -496,6 +496,24 @@ VARIANTS = [
         ("    optimizer.step()\n", "    if scheduler is not None:\n        scheduler.step()\n    optimizer.step()\n"),
     ),
     mutant("train_step", "returns_the_loss_tensor", ("return loss.item()", "return loss")),
+    mutant(
+        "train_step", "returns_the_loss_after_the_step", ("return loss.item()", "return loss_fn(model, batch).item()")
+    ),
+    mutant(
+        "train_step",
+        "clips_at_one_when_none",  # a default limit where the caller asked for none
+        (
+            "    if max_grad_norm is not None:\n        nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)\n",
+            "    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm or 1.0)\n",
+        ),
+        spares=("train_step_update", "train_step_zero_grad", "train_step_scheduler", "train_step_keeps_mode"),
+    ),
+    mutant(
+        "train_step",
+        "sets_train_mode",  # the caller's mode is the caller's
+        ("    loss = loss_fn(model, batch)", "    model.train()\n    loss = loss_fn(model, batch)"),
+        spares=("train_step_update", "train_step_zero_grad", "train_step_clipping", "train_step_scheduler"),
+    ),
     # --- train_step: other correct answers ---
     alternative(
         "train_step",

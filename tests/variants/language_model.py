@@ -36,13 +36,15 @@ VARIANTS = [
     ),
     mutant(
         "rope",
-        "turns_the_wrong_way",
+        "turns_the_wrong_way",  # still a rotation: lengths, offsets, dtype and device are right
         (TURNED, "torch.stack([first * cos + second * sin, second * cos - first * sin], dim=-1)"),
+        spares=("rope_shape_dtype", "rope_properties", "rope_dtype_device"),
     ),
     mutant(
         "rope",
         "frequencies_i_over_d",
         (INVERSE_FREQ, "inverse_freq = base ** (-torch.arange(dim // 2, device=x.device, dtype=torch.float32) / dim)"),
+        spares=("rope_shape_dtype", "rope_properties", "rope_dtype_device"),
     ),
     mutant(
         "rope",
@@ -53,6 +55,24 @@ VARIANTS = [
         "rope",
         "positions_ignored",
         (ANGLES, "angles = torch.arange(x.size(-2), device=x.device, dtype=torch.float32)[:, None] * inverse_freq"),
+    ),
+    mutant(
+        "rope",
+        "angle_table_of_1024_positions",  # a precomputed table indexed by position % 1024: offsets past it break
+        (ANGLES, "angles = (positions % 1024).to(torch.float32)[:, None] * inverse_freq"),
+        spares=("rope_shape_dtype", "rope_values", "rope_dtype_device"),
+    ),
+    mutant(
+        "rope",
+        "positions_counted_from_one",
+        (ANGLES, "angles = (positions + 1).to(torch.float32)[:, None] * inverse_freq"),
+        spares=("rope_shape_dtype", "rope_dtype_device"),
+    ),
+    mutant(
+        "rope",
+        "rotation_without_the_minus",  # x cos + swap(x) sin: not a rotation, lengths change
+        (TURNED, "torch.stack([first * cos + second * sin, first * sin + second * cos], dim=-1)"),
+        spares=("rope_shape_dtype", "rope_dtype_device"),
     ),
     mutant("rope", "frequencies_on_the_default_device", (INVERSE_FREQ, INVERSE_FREQ.replace("device=x.device, ", ""))),
     mutant("rope", "no_value_error_for_odd_d", ("    if dim % 2:\n", "    if False:\n")),
@@ -205,7 +225,12 @@ VARIANTS = [
             "        attended = causal_attention(q, every_key, v)",
         ),
     ),
-    mutant("self_attention", "rope_on_queries_only", ("        k = apply_rope(k, positions, self.rope_base)\n", "")),
+    mutant(
+        "self_attention",
+        "rope_on_queries_only",
+        ("        k = apply_rope(k, positions, self.rope_base)\n", ""),
+        spares=("self_attention_structure", "self_attention_cache", "self_attention_dtype_device"),
+    ),
     mutant(
         "self_attention", "heads_merged_without_transpose", (MERGE, "merged = attended.reshape(batch, length, d_model)")
     ),
@@ -214,13 +239,30 @@ VARIANTS = [
         "interleaved_qkv_split",
         (SPLIT, SPLIT.replace("3, self.num_heads", "self.num_heads, 3")),
         ("projected.permute(2, 0, 3, 1, 4)", "projected.permute(3, 0, 2, 1, 4)"),
+        spares=("self_attention_structure", "self_attention_cache", "self_attention_dtype_device"),
+    ),
+    mutant(
+        "self_attention",
+        "past_keys_rotated_again",  # every key rotated after the concatenation: the cached ones turn twice
+        ("        k = apply_rope(k, positions, self.rope_base)\n", ""),
+        (
+            "        attended = causal_attention(q, k, v)",
+            "        k = apply_rope(k, torch.arange(k.size(2), device=x.device), self.rope_base)\n"
+            "        attended = causal_attention(q, k, v)",
+        ),
+        spares=("self_attention_structure", "self_attention_values", "self_attention_dtype_device"),
     ),
     mutant(
         "self_attention",
         "projections_with_bias",
         ("nn.Linear(d_model, 3 * d_model, bias=False)", "nn.Linear(d_model, 3 * d_model)"),
     ),
-    mutant("self_attention", "no_output_projection", ("return self.out(merged), (k, v)", "return merged, (k, v)")),
+    mutant(
+        "self_attention",
+        "no_output_projection",
+        ("return self.out(merged), (k, v)", "return merged, (k, v)"),
+        spares=("self_attention_structure", "self_attention_cache", "self_attention_dtype_device"),
+    ),
     # --- self_attention: other correct answers ---
     alternative(
         "self_attention",
@@ -457,6 +499,22 @@ VARIANTS = [
             "next_token = torch.multinomial(last.softmax(dim=-1)[:1], num_samples=1, generator=generator)"
             ".expand(last.size(0), 1)",
         ),
+    ),
+    mutant(
+        "generate",
+        "switches_to_eval",
+        (
+            "    sequence, step_input, caches = prompt, prompt, None\n",
+            "    model.eval()\n    sequence, step_input, caches = prompt, prompt, None\n",
+        ),
+        spares=("generate_shape", "generate_cache", "generate_greedy", "generate_top_k"),
+    ),
+    mutant(
+        "generate",
+        "top_k_drops_ties",  # exactly k tokens kept: a token tied with the k-th largest is dropped
+        (KTH, "top = last.topk(top_k, dim=-1)"),
+        (TOP_K_FILL, 'last = torch.full_like(last, float("-inf")).scatter(-1, top.indices, top.values)'),
+        spares=("generate_shape", "generate_cache", "generate_greedy", "generate_keeps_mode"),
     ),
     # --- generate: other correct answers ---
     alternative(

@@ -10,7 +10,9 @@ class Variant:
     """Either a full replacement ``source`` or ``replace`` pairs applied to the reference answer.
 
     Replacements must each match the reference, so a variant cannot silently go stale
-    when the reference changes.
+    when the reference changes. ``spares`` names test cells of the exercise that a mutant must
+    still pass: they check properties it does not break (a wrong rotation keeps its dtype), so
+    a student who makes that mistake keeps their points.
     """
 
     cell: str
@@ -18,6 +20,7 @@ class Variant:
     kind: Literal["mutant", "alternative"]
     replace: tuple[tuple[str, str], ...] = ()
     source: str = ""
+    spares: tuple[str, ...] = ()
 
     def apply(self, reference: str) -> str:
         if self.source:
@@ -34,8 +37,8 @@ class Variant:
         return f"{self.cell}-{self.kind}-{self.name}"
 
 
-def mutant(cell: str, name: str, *replace: tuple[str, str], source: str = "") -> Variant:
-    return Variant(cell, name, "mutant", tuple(replace), source)
+def mutant(cell: str, name: str, *replace: tuple[str, str], source: str = "", spares: tuple[str, ...] = ()) -> Variant:
+    return Variant(cell, name, "mutant", tuple(replace), source, spares)
 
 
 def alternative(cell: str, name: str, source: str) -> Variant:

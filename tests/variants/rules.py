@@ -1,0 +1,116 @@
+"""Every stated rule is tested (COURSE_SPEC section 3): the rule, its test cell, the mutant that breaks it.
+
+Each row quotes a rule in the words of its TODO (whitespace aside), names the graded test cell
+that checks it and the mutant (in this package) that breaks it. ``tests/test_rules.py`` keeps
+the table honest: the quote is in the TODO, the cell and the mutant exist, the mutant fails
+that cell in-process, and every clause of every TODO's "What must hold" list has a row.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rule:
+    notebook: str
+    exercise: str  # the answer cell's grade id
+    words: str  # quoted from the TODO
+    test_cell: str  # the graded test cell that fails when only this rule breaks
+    mutant: str  # the name of the mutant (tests/variants/<notebook module>.py) that breaks it
+
+    @property
+    def mutant_id(self) -> str:
+        return f"{self.exercise}-mutant-{self.mutant}"
+
+
+def _rules(notebook: str, exercise: str, *rows: tuple[str, str, str]) -> list[Rule]:
+    return [Rule(notebook, exercise, words, cell, mutant) for words, cell, mutant in rows]
+
+
+ENCODER, SEQ2SEQ, AG_NEWS, GPT = "04_encoder", "05_encoder_decoder", "06_ag_news_classifier", "07_language_model"
+
+RULES: list[Rule] = [
+    *_rules(
+        ENCODER,
+        "train_step",
+        ("nothing left over from an earlier call may add to it", "train_step_zero_grad", "gradients_never_zeroed"),
+        (
+            "has a total norm (all parameters together, as one vector) of at most `max_grad_norm`",
+            "train_step_clipping",
+            "each_parameter_clipped_on_its_own",
+        ),
+        ("`None` means no clipping", "train_step_clipping", "clips_at_one_when_none"),
+        (
+            "it advances exactly once per call, after the optimizer's step",
+            "train_step_scheduler",
+            "scheduler_stepped_before_the_optimizer",
+        ),
+        (
+            "the return value is the batch's loss, measured before the step",
+            "train_step_update",
+            "returns_the_loss_after_the_step",
+        ),
+        ("as a Python `float`", "train_step_update", "returns_the_loss_tensor"),
+        ("no device, dtype or train/eval mode is set here", "train_step_keeps_mode", "sets_train_mode"),
+    ),  # fmt: skip
+    *_rules(
+        SEQ2SEQ,
+        "transformer",
+        ("the logits at position `t` do not depend on `tgt_in` after `t`", "transformer_causal", "no_causal_mask"),
+        ("appending padding to the source changes no logit", "transformer_padding", "memory_mask_ignored"),
+        ("Build every mask from the ids, on the ids' device", "transformer_device", "causal_mask_on_the_cpu"),
+    ),
+    *_rules(
+        AG_NEWS,
+        "classifier",
+        ("appending padding to a sequence changes none of its logits", "classifier_padding", "pooling_over_padding"),
+    ),
+    *_rules(
+        AG_NEWS,
+        "blog_fix",
+        ("appending padding to a text changes none of its logits", "blog_fix_padding_invariance", "pooling_not_fixed"),
+        ("a batch without padding gets the blog's own logits", "blog_fix_values", "positions_dropped"),
+        ("True where the id is `self.pad_idx`", "blog_fix_mask", "course_convention_inverted"),
+    ),
+    *_rules(
+        GPT,
+        "rope",
+        ("an odd `D` cannot be split into pairs: raise `ValueError`", "rope_shape_dtype", "no_value_error_for_odd_d"),
+        ("compute the angles in **float32**, whatever the dtype of `x`", "rope_dtype_device", "angles_in_bfloat16"),
+        ("return the dtype of `x`", "rope_shape_dtype", "returns_float32"),
+        ("leave `x` unchanged", "rope_shape_dtype", "rotates_in_place"),
+        ("create every new tensor on `x`'s device", "rope_dtype_device", "frequencies_on_the_default_device"),
+        ("row $j$ at position 0 comes back unchanged", "rope_properties", "positions_counted_from_one"),
+        ("every pair keeps its length", "rope_properties", "rotation_without_the_minus"),
+        ("have a score that depends on $m - n$ only", "rope_properties", "angle_table_of_1024_positions"),
+        ("pair $i$ of row $j$, the features `(2i, 2i + 1)`", "rope_values", "rotate_half_pairs"),
+    ),
+    *_rules(
+        GPT,
+        "causal_attention",
+        ("may attend to key `j` exactly when `j <= Lk - Lq + i`", "causal_attention_offset", "top_left_mask"),
+        ("Create the mask on `q`'s device", "causal_attention_dtype_device", "mask_on_the_default_device"),
+    ),
+    *_rules(
+        GPT,
+        "self_attention",
+        ("gives the same outputs as one call on the whole text", "self_attention_cache", "positions_restart_at_zero"),
+        ("the past entries of the cache never change", "self_attention_cache", "past_keys_rotated_again"),
+        ("each row of the batch keeps its own keys and values", "self_attention_cache", "cache_of_row_0_for_every_row"),
+        ("Create new tensors on `x`'s device", "self_attention_dtype_device", "positions_on_the_default_device"),
+        ("`d_model` to `3 * d_model` features, **without bias**", "self_attention_structure", "projections_with_bias"),
+    ),  # fmt: skip
+    *_rules(
+        GPT,
+        "gpt",
+        ("the same `nn.Parameter` object, not a copy", "gpt_structure", "head_a_copy_of_the_embedding"),
+        ("block `i` gets `caches[i]`", "gpt_cache", "first_cache_for_every_block"),
+    ),
+    *_rules(
+        GPT,
+        "generate",
+        ("leave the model's train/eval mode alone", "generate_keeps_mode", "switches_to_eval"),
+        ("tokens tied with the `top_k`-th are all kept", "generate_top_k", "top_k_drops_ties"),
+        ("Work without gradients", "generate_shape", "gradients_on"),
+        ("every later call gets only the token just chosen", "generate_cache", "whole_sequence_fed_with_the_cache"),
+    ),
+]
