@@ -8,6 +8,7 @@ give the GPU profile a GPU, keep the answers out of the image, and size the pods
 notebooks' measured peak memory (classroom/k8s/peak_memory.json).
 """
 
+import importlib.util
 import json
 import re
 import shlex
@@ -251,3 +252,39 @@ def test_the_login_name_is_the_lms_login_id(values):
     assert config["JupyterHub"]["authenticator_class"].startswith("ltiauthenticator.")
     assert config["LTI11Authenticator"]["username_key"] == "custom_canvas_user_login_id"
     assert config["LTI13Authenticator"]["username_key"]
+
+
+# Sizing
+
+
+def test_memory_limits_hold_the_measured_peaks(values):
+    measured = json.loads((K8S / "peak_memory.json").read_text())
+    assert set(measured["notebooks"]) == {p.parent.name for p in (REPO_ROOT / "solutions").glob("*/*.ipynb")}
+    kernel = max(n["peak_rss_mib"] for n in measured["notebooks"].values()) * 2**20
+    server = measured["jupyter_server"]["peak_rss_mib"] * 2**20
+    memory = values["singleuser"]["memory"]
+    assert quantity_bytes(memory["guarantee"]) >= kernel + server  # the largest notebook, run once
+    assert quantity_bytes(memory["limit"]) >= 2 * kernel + server  # and a second kernel beside it
+    for profile in values["singleuser"]["profileList"]:
+        override = profile.get("kubespawner_override", {})
+        if "mem_limit" in override:
+            assert quantity_bytes(override["mem_guarantee"]) >= quantity_bytes(memory["guarantee"])
+            assert quantity_bytes(override["mem_limit"]) >= quantity_bytes(memory["limit"])
+    assert values["singleuser"]["extraEnv"]["OMP_NUM_THREADS"] == "1" and values["singleuser"]["cpu"]["limit"] == 1
+
+
+def test_the_peaks_are_measured_in_full_mode_on_one_thread(monkeypatch):
+    spec = importlib.util.spec_from_file_location("measure_peak_memory", K8S / "measure_peak_memory.py")
+    measure = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(measure)
+    monkeypatch.setenv("TFCOURSE_FAST", "1")
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    env = measure.full_mode_env()
+    assert "TFCOURSE_FAST" not in env and "NBGRADER_EXECUTION" not in env
+    assert env["OMP_NUM_THREADS"] == "1"
+    measured = json.loads((K8S / "peak_memory.json").read_text())
+    assert measured["mode"].startswith("full")
+    for entry in measured["notebooks"].values():
+        probe = entry["probe_kib"]  # the kernel's VmHWM, its children's and the runner's view of it
+        largest = max(probe["vmhwm_kib"], probe["children_maxrss_kib"], probe["runner_children_maxrss_kib"])
+        assert entry["peak_rss_mib"] == round(largest / 1024, 1)
