@@ -1,0 +1,1 @@
+"""Tests of the classroom deployments (classroom/): what runs without a hub or a cluster."""

@@ -1,0 +1,291 @@
+"""The Kubernetes deployment (classroom/k8s/): what can be checked without a cluster or a registry.
+
+Nothing here builds the image or installs the chart. The tests read the files and check that
+they agree with each other and with the course: the values name the image the Dockerfile
+builds, mount the exchange where the image's nbgrader settings put it, offer the instructor
+profile to instructors only (running the values' own profile_list code against fake users),
+give the GPU profile a GPU, keep the answers out of the image, and size the pods above the
+notebooks' measured peak memory (classroom/k8s/peak_memory.json).
+"""
+
+import importlib.util
+import json
+import re
+import shlex
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+from traitlets.config import Config
+
+from autograder.course.settings import REPO_ROOT, course_config
+
+K8S = REPO_ROOT / "classroom" / "k8s"
+ANSWERS = ("solutions", "tests", "benchmarks", "autograder")  # never in the students' image
+INSTRUCTORS = "instructors"
+
+
+@pytest.fixture(scope="module")
+def values() -> dict:
+    return yaml.safe_load((K8S / "values.yaml").read_text())
+
+
+@pytest.fixture(scope="module")
+def image_env() -> dict[str, str]:
+    lines = (K8S / "image.env").read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines if line.strip() and not line.startswith("#"))
+
+
+@pytest.fixture(scope="module")
+def dockerfile() -> list[tuple[str, str]]:
+    """The Dockerfile's instructions, ``(KEYWORD, arguments)``, continuation lines joined."""
+    text = re.sub(r"\\\n", " ", (K8S / "Dockerfile").read_text())
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return [(line.split(None, 1)[0].upper(), line.split(None, 1)[1] if " " in line else "") for line in lines]
+
+
+def exec_config(path: Path) -> Config:
+    """A Jupyter config file run the way traitlets runs it (``c = get_config()``)."""
+    config = Config()
+    exec(compile(path.read_text(), str(path), "exec"), {"get_config": lambda: config})  # noqa: S102
+    return config
+
+
+def quantity_bytes(value: str | int | float) -> float:
+    """A Kubernetes memory quantity (``2G``, ``1.5Gi``, ``512M``) in bytes."""
+    units = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+    number, unit = re.fullmatch(r"([0-9.]+)([KMGT]i?)?", str(value)).groups()
+    return float(number) * units[unit or ""]
+
+
+def chart_config(values: dict, volumes_as_dict: bool) -> Config:
+    """What the chart's jupyterhub_config.py leaves in ``c.KubeSpawner`` before hub.extraConfig runs.
+
+    The home volume and singleuser.storage.extraVolumes(Mounts) become volumes and volume_mounts
+    (a list, or a dict keyed by name as newer charts write them); singleuser.extraEnv the
+    environment; the chart's own labels extra_labels; singleuser.profileList the profile_list.
+    """
+    storage = values["singleuser"]["storage"]
+    volumes = [{"name": "home", "persistentVolumeClaim": {"claimName": "claim-{username}"}}, *storage["extraVolumes"]]
+    mounts = [{"name": "home", "mountPath": storage["homeMountPath"]}, *storage["extraVolumeMounts"]]
+    c = Config()
+    c.KubeSpawner.volumes = {v["name"]: v for v in volumes} if volumes_as_dict else volumes
+    c.KubeSpawner.volume_mounts = {m["name"]: m for m in mounts} if volumes_as_dict else mounts
+    c.KubeSpawner.environment = dict(values["singleuser"]["extraEnv"])
+    c.KubeSpawner.extra_labels = {"hub.jupyter.org/network-access-hub": "true"}
+    c.KubeSpawner.profile_list = values["singleuser"]["profileList"]
+    return c
+
+
+def offered_profiles(values: dict, groups: list[str], volumes_as_dict: bool = False) -> tuple[Config, list[dict]]:
+    """The profiles the values' hub.extraConfig offers a user in ``groups``."""
+    c = chart_config(values, volumes_as_dict)
+    for code in values["hub"]["extraConfig"].values():
+        exec(compile(code, "hub.extraConfig", "exec"), {"c": c})  # noqa: S102
+    user = SimpleNamespace(name="someone", groups=[SimpleNamespace(name=g) for g in groups])
+    return c, c.KubeSpawner.profile_list(SimpleNamespace(user=user))
+
+
+def effective(c: Config, profile: dict, key: str):
+    """A KubeSpawner setting as the pod of ``profile`` gets it: the override if any, else the chart's."""
+    value = profile.get("kubespawner_override", {}).get(key, c.KubeSpawner.get(key))
+    return list(value.values()) if isinstance(value, dict) else value
+
+
+def by_slug(profiles: list[dict]) -> dict[str, dict]:
+    return {p["slug"]: p for p in profiles}
+
+
+# The image
+
+
+def test_values_name_the_image_the_dockerfile_builds(values, image_env, dockerfile):
+    image = values["singleuser"]["image"]
+    assert f"{image['name']}:{image['tag']}" == f"{image_env['IMAGE_NAME']}:{image_env['IMAGE_TAG']}"
+    gpu = by_slug(values["singleuser"]["profileList"])["gpu"]["kubespawner_override"]
+    assert gpu["image"] == f"{image_env['IMAGE_NAME']}:{image_env['IMAGE_TAG_CUDA']}"
+    args = {a.split("=", 1)[0]: a.split("=", 1)[1] for k, a in dockerfile if k == "ARG" and "=" in a}
+    assert args["TORCH_INDEX_URL"] == image_env["CPU_TORCH_INDEX_URL"]  # the CPU tag is the default build
+    assert image_env["CUDA_TORCH_INDEX_URL"] != image_env["CPU_TORCH_INDEX_URL"]
+    assert [a for k, a in dockerfile if k == "FROM"] == ["python:3.11.7-slim-bookworm"]
+    # the dask workers run the same image as the students and the instructors
+    for doc in yaml.safe_load_all((K8S / "dask-cluster.yaml").read_text()):
+        if doc["kind"] == "DaskCluster":
+            for part in ("worker", "scheduler"):
+                (container,) = doc["spec"][part]["spec"]["containers"]
+                assert container["image"] == f"{image['name']}:{image['tag']}"
+
+
+def test_the_image_installs_the_locked_pins(dockerfile):
+    installs = [shlex.split(a) for k, a in dockerfile if k == "RUN" and "pip install" in a]
+    assert len(installs) == 1
+    words = installs[0]
+    pins = {words[i + 1] for i, w in enumerate(words[:-1]) if w == "-r"}
+    assert {Path(p).name for p in pins} == {"requirements.txt", "requirements-hub.txt"}
+    assert "/opt/tfcourse/pins/requirements-lock.txt" == words[words.index("-c") + 1]
+    copied = [shlex.split(a) for k, a in dockerfile if k == "COPY"]
+    assert ["requirements.txt", "requirements-lock.txt", "/opt/tfcourse/pins/"] in copied
+    lines = (REPO_ROOT / "classroom" / "requirements-hub.txt").read_text().splitlines()
+    hub = [line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()]
+    assert hub == ["-r ../requirements.txt", "jupyterhub==6.1.1", "jupyterhub-ltiauthenticator==1.6.3"]
+
+
+def test_the_image_holds_no_answers(dockerfile):
+    sources = [src for k, a in dockerfile if k in {"COPY", "ADD"} for src in shlex.split(a)[:-1]]
+    assert "tfcourse/" in sources and "data/ag_news_sample/" in sources
+    for src in sources:
+        assert src.split("/")[0] not in ANSWERS, src
+        assert src not in {".", "./", "*"}, "the whole repository would be copied"
+    ignore = [line for line in (K8S / "Dockerfile.dockerignore").read_text().splitlines() if line and line[0] != "#"]
+    assert ignore[0] == "*"  # the build context is empty but for the lines that let something in
+    let_in = [line[1:] for line in ignore if line.startswith("!")]
+    assert not [p for p in let_in if p.split("/")[0] in ANSWERS]
+    assert all(any(src.startswith(p.rstrip("/")) for p in let_in) for src in sources), "COPY of an ignored path"
+
+
+def test_student_role_hides_the_instructors_tools_and_instructor_role_brings_them(dockerfile, values):
+    roles = K8S / "jupyter" / "roles"
+    server = json.loads((roles / "student" / "jupyter_server_config.json").read_text())
+    extensions = server["ServerApp"]["jpserver_extensions"]
+    assert extensions["nbgrader.server_extensions.formgrader"] is False
+    assert extensions["nbgrader.server_extensions.course_list"] is False
+    assert extensions["nbgrader.server_extensions.assignment_list"] is True
+    page = json.loads((roles / "student" / "labconfig" / "page_config.json").read_text())
+    assert page["disabledExtensions"] == {
+        "@jupyter/nbgrader:formgrader": True,
+        "@jupyter/nbgrader:course-list": True,
+        "@jupyter/nbgrader:create-assignment": True,
+    }
+    assert ("ENV", "JUPYTER_CONFIG_PATH=/etc/jupyter/roles/student") in dockerfile  # the default role
+    assert ("COPY", "classroom/k8s/jupyter/roles/ /etc/jupyter/roles/") in dockerfile
+    instructor = by_slug(values["singleuser"]["profileList"])["instructor"]["kubespawner_override"]
+    assert instructor["environment"]["JUPYTER_CONFIG_PATH"] == "/etc/jupyter/roles/instructor"
+    assert not (roles / "instructor" / "labconfig").exists()  # nbgrader's defaults: every tool on
+    assert "configure(c, REPO_ROOT)" in (roles / "instructor" / "nbgrader_config.py").read_text()
+
+
+# The exchange and the course volume
+
+
+def test_the_exchange_is_mounted_where_the_images_nbgrader_settings_put_it(values, dockerfile, tmp_path):
+    nbgrader = exec_config(K8S / "jupyter" / "nbgrader_config.py")
+    assert ("COPY", "classroom/k8s/jupyter/nbgrader_config.py /etc/jupyter/nbgrader_config.py") in dockerfile
+    assert nbgrader.CourseDirectory.course_id == course_config(tmp_path).CourseDirectory.course_id
+    storage = values["singleuser"]["storage"]
+    (mount,) = [m for m in storage["extraVolumeMounts"] if m["name"] == "exchange"]
+    assert mount["mountPath"] == nbgrader.Exchange.root
+    assert not mount.get("readOnly")
+    (volume,) = [v for v in storage["extraVolumes"] if v["name"] == "exchange"]
+    claims = {d["metadata"]["name"]: d for d in yaml.safe_load_all((K8S / "pvc-exchange.yaml").read_text())}
+    claim = claims[volume["persistentVolumeClaim"]["claimName"]]
+    assert claim["kind"] == "PersistentVolumeClaim" and claim["spec"]["accessModes"] == ["ReadWriteMany"]
+
+
+@pytest.mark.parametrize("volumes_as_dict", [False, True], ids=["volumes-as-list", "volumes-as-dict"])
+def test_every_profile_mounts_the_exchange_and_only_the_instructors_the_course(values, volumes_as_dict):
+    exchange_root = exec_config(K8S / "jupyter" / "nbgrader_config.py").Exchange.root
+    c, profiles = offered_profiles(values, [INSTRUCTORS], volumes_as_dict)
+    assert {p["slug"] for p in profiles} == {"student", "gpu", "instructor"}
+    for profile in profiles:
+        mounts = {m["mountPath"]: m["name"] for m in effective(c, profile, "volume_mounts")}
+        volumes = {v["name"]: v for v in effective(c, profile, "volumes")}
+        assert mounts[exchange_root] == "exchange", profile["slug"]
+        assert set(mounts.values()) <= set(volumes), f"{profile['slug']}: a mount without its volume"
+        assert volumes["exchange"]["persistentVolumeClaim"]["claimName"] == "tfcourse-exchange"
+        course = "/srv/tfcourse/course" in mounts
+        assert course == (profile["slug"] == "instructor"), profile["slug"]
+        assert "allowed_groups" not in profile and "course_volume" not in profile  # KubeSpawner sees its own keys only
+    instructor = by_slug(profiles)["instructor"]["kubespawner_override"]
+    assert volumes["course"]["persistentVolumeClaim"]["claimName"] == "tfcourse-course"
+    assert instructor["environment"]["PYTHONPATH"] == instructor["notebook_dir"] == "/srv/tfcourse/course"
+    # the profile's labels and environment are added to the chart's, which let the pod reach the hub
+    assert instructor["extra_labels"]["hub.jupyter.org/network-access-hub"] == "true"
+    assert instructor["environment"]["OMP_NUM_THREADS"] == "4"
+
+
+def test_the_grading_workers_mount_the_course_where_the_instructor_has_it(values):
+    docs = list(yaml.safe_load_all((K8S / "dask-cluster.yaml").read_text()))
+    (cluster,) = [d for d in docs if d["kind"] == "DaskCluster"]
+    assert cluster["metadata"]["name"] + "-scheduler" == "dask-scheduler"  # the operator's Service name
+    (worker,) = cluster["spec"]["worker"]["spec"]["containers"]
+    mounts = {m["name"]: m["mountPath"] for m in worker["volumeMounts"]}
+    volumes = {v["name"]: v for v in cluster["spec"]["worker"]["spec"]["volumes"]}
+    assert mounts["course"] == "/srv/tfcourse/course"
+    assert volumes["course"]["persistentVolumeClaim"]["claimName"] == "tfcourse-course"
+    assert {"name": "PYTHONPATH", "value": "/srv/tfcourse/course"} in worker["env"]
+    assert worker["args"][worker["args"].index("--nthreads") + 1] == "1"
+    # only instructors' pods may reach the scheduler (it runs what any client sends)
+    instructor = by_slug(values["singleuser"]["profileList"])["instructor"]["kubespawner_override"]
+    policies = {d["metadata"]["name"]: d for d in docs if d["kind"] == "NetworkPolicy"}
+    ingress = policies["dask-from-instructors-only"]["spec"]["ingress"]
+    sources = [rule["from"][0]["podSelector"]["matchLabels"] for rule in ingress]
+    assert [s for s in sources if s != {"dask.org/cluster-name": "dask"}] == [instructor["extra_labels"]]
+
+
+# Who gets which profile
+
+
+def test_the_instructor_profile_is_offered_to_the_instructors_group_only(values):
+    _, student = offered_profiles(values, [])
+    _, other_group = offered_profiles(values, ["teaching-assistants-of-another-course"])
+    _, instructor = offered_profiles(values, [INSTRUCTORS, "anything"])
+    assert [p["slug"] for p in student] == [p["slug"] for p in other_group] == ["student", "gpu"]
+    assert [p["slug"] for p in instructor] == ["student", "gpu", "instructor"]
+    assert [p for p in student if p.get("default")] == [by_slug(student)["student"]]
+    assert INSTRUCTORS in values["hub"]["config"]["JupyterHub"]["load_groups"]
+    # the chart's own list keeps the restriction (the callable reads it at every spawn)
+    assert by_slug(values["singleuser"]["profileList"])["instructor"]["allowed_groups"] == [INSTRUCTORS]
+
+
+def test_the_gpu_profile_requests_a_gpu_on_a_gpu_node_with_the_cuda_image(values, image_env):
+    gpu = by_slug(values["singleuser"]["profileList"])["gpu"]
+    override = gpu["kubespawner_override"]
+    assert override["extra_resource_limits"] == {"nvidia.com/gpu": "1"}
+    assert override["image"].endswith(":" + image_env["IMAGE_TAG_CUDA"])
+    assert override["node_selector"]
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in override["tolerations"]
+    assert "06" in gpu["display_name"] and "07" in gpu["display_name"]
+
+
+def test_the_login_name_is_the_lms_login_id(values):
+    config = values["hub"]["config"]
+    assert config["JupyterHub"]["authenticator_class"].startswith("ltiauthenticator.")
+    assert config["LTI11Authenticator"]["username_key"] == "custom_canvas_user_login_id"
+    assert config["LTI13Authenticator"]["username_key"]
+
+
+# Sizing
+
+
+def test_memory_limits_hold_the_measured_peaks(values):
+    measured = json.loads((K8S / "peak_memory.json").read_text())
+    assert set(measured["notebooks"]) == {p.parent.name for p in (REPO_ROOT / "solutions").glob("*/*.ipynb")}
+    kernel = max(n["peak_rss_mib"] for n in measured["notebooks"].values()) * 2**20
+    server = measured["jupyter_server"]["peak_rss_mib"] * 2**20
+    memory = values["singleuser"]["memory"]
+    assert quantity_bytes(memory["guarantee"]) >= kernel + server  # the largest notebook, run once
+    assert quantity_bytes(memory["limit"]) >= 2 * kernel + server  # and a second kernel beside it
+    for profile in values["singleuser"]["profileList"]:
+        override = profile.get("kubespawner_override", {})
+        if "mem_limit" in override:
+            assert quantity_bytes(override["mem_guarantee"]) >= quantity_bytes(memory["guarantee"])
+            assert quantity_bytes(override["mem_limit"]) >= quantity_bytes(memory["limit"])
+    assert values["singleuser"]["extraEnv"]["OMP_NUM_THREADS"] == "1" and values["singleuser"]["cpu"]["limit"] == 1
+
+
+def test_the_peaks_are_measured_in_full_mode_on_one_thread(monkeypatch):
+    spec = importlib.util.spec_from_file_location("measure_peak_memory", K8S / "measure_peak_memory.py")
+    measure = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(measure)
+    monkeypatch.setenv("TFCOURSE_FAST", "1")
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    env = measure.full_mode_env()
+    assert "TFCOURSE_FAST" not in env and "NBGRADER_EXECUTION" not in env
+    assert env["OMP_NUM_THREADS"] == "1"
+    measured = json.loads((K8S / "peak_memory.json").read_text())
+    assert measured["mode"].startswith("full")
+    for entry in measured["notebooks"].values():
+        probe = entry["probe_kib"]  # the kernel's VmHWM, its children's and the runner's view of it
+        largest = max(probe["vmhwm_kib"], probe["children_maxrss_kib"], probe["runner_children_maxrss_kib"])
+        assert entry["peak_rss_mib"] == round(largest / 1024, 1)
