@@ -108,11 +108,13 @@ ALTERNATIVE = re.compile(r"^tests/test_variants\.py::test_alternative_")
 CLASS_PER_NOTEBOOK = {"tests/grader/test_every_notebook.py"}
 # One costly fixture for the whole module: a graded class, the built book, a JupyterLab server.
 SHARED_BY_MODULE = {"tests/grader/test_grader_hostile.py", "tests/grader/test_kernel_reach.py",
-                    "tests/test_book.py", "tests/browser/test_student_flow.py"}  # fmt: skip
+                    "tests/test_book.py", "tests/browser/test_student_flow.py",
+                    "tests/browser/test_classroom_hub.py"}  # fmt: skip
 # The units that take minutes (worker seconds in a CI-like run, 4 workers on 2 cores, rounded),
 # handed out first and longest first, so that none of them starts near the end of the run;
 # the rest follow by their number of tests.
 COSTLY_UNITS = {
+    "tests/browser/test_classroom_hub.py": 750,  # the hub's environment is built on a fresh machine (CI)
     "notebook:05_encoder_decoder": 700,
     "tests/browser/test_student_flow.py": 700,
     "notebook:07_language_model": 600,

@@ -1,4 +1,4 @@
-"""Measure each notebook's full-mode peak memory, for sizing the single-user pods (README-snippet.md).
+"""Measure each notebook's full-mode peak memory, for sizing the single-user pods (classroom/k8s/README.md).
 
 Each solution notebook (``solutions/NN/NN.ipynb``, i.e. a notebook a student has completed) runs top
 to bottom in a fresh kernel, as a student runs it: full mode (``TFCOURSE_FAST`` and

@@ -12,6 +12,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from email.message import Message
 
 
 def percent(text: str) -> str:
@@ -41,12 +42,12 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
-def post_launch(url: str, form: dict[str, str]) -> tuple[int, dict[str, str]]:
+def post_launch(url: str, form: dict[str, str]) -> tuple[int, Message]:
     """POST the launch; the status and headers of the hub's answer (its redirect is not followed)."""
     opener = urllib.request.build_opener(_NoRedirect)
     request = urllib.request.Request(url, data=urllib.parse.urlencode(form).encode(), method="POST")
     try:
         with opener.open(request, timeout=60) as response:
-            return response.status, dict(response.headers)
+            return response.status, response.headers
     except urllib.error.HTTPError as answer:
-        return answer.code, dict(answer.headers)
+        return answer.code, answer.headers

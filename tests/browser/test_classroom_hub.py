@@ -19,9 +19,12 @@ import json
 import os
 import secrets
 import time
+import urllib.error
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from email.message import Message
 from pathlib import Path
 
 import nbformat
@@ -184,9 +187,11 @@ def play_the_class(run: ClassRun, browser) -> None:
 
 def open_feedback(run: ClassRun, page, user: str) -> str:
     """The feedback page nbgrader fetched into the user's home, opened in their browser; its text."""
-    found = run.hub.run_as(user, f"import glob; print(*glob.glob('{ASSIGNMENT}/feedback/*/{ASSIGNMENT}.html'))")
-    path = found.split()[-1]
-    page.goto(f"{run.hub.url}/user/{user}/files/{path}")
+    found = run.hub.run_as(
+        user, f"import glob; print(*glob.glob('{ASSIGNMENT}/feedback/*/{ASSIGNMENT}.html'), sep='\\n')"
+    )
+    path = found.strip().splitlines()[-1]  # feedback/<the submission's time, with spaces>/
+    page.goto(f"{run.hub.url}/user/{user}/files/{urllib.parse.quote(path)}")
     page.screenshot(path=run.artifacts / f"6-{user}-feedback-page.png", full_page=False)
     return page.locator("body").inner_text()
 
@@ -274,13 +279,13 @@ def test_a_student_cannot_open_formgrader(class_run: ClassRun, browser) -> None:
     page = context.new_page()
     try:
         log_in(page, class_run.hub.url, ADA, class_run.passwords[ADA])
+        page.locator(".lm-MenuBar-item", has_text="Nbgrader").click()
+        items = page.locator(".lm-Menu-item").all_inner_texts()
+        assert not any("Formgrader" in item or "Course List" in item for item in items), items
+        assert any("Assignment List" in item for item in items), items  # the menu was read
         response = page.goto(f"{class_run.hub.url}/user/{ADA}/formgrader")
         page.screenshot(path=class_run.artifacts / "7-student-formgrader.png")
         assert response.status == 404, f"formgrader answered {response.status} to a student"
-        menu = page.locator(".lm-MenuBar-item", has_text="Nbgrader")
-        menu.click()
-        items = page.locator(".lm-Menu-item").all_inner_texts()
-        assert not any("Formgrader" in item or "Course List" in item for item in items), items
     finally:
         context.close()
     with pytest.raises(KernelError, match="Permission"):
@@ -291,7 +296,7 @@ def test_the_steps_were_timed(class_run: ClassRun) -> None:
     assert {"hub start", "grade: python -m autograder grade"} <= set(class_run.seconds)
 
 
-def launch(url: str, user: str, secret: str = LTI_SECRET) -> tuple[int, dict[str, str]]:
+def launch(url: str, user: str, secret: str = LTI_SECRET) -> tuple[int, Message]:
     params = {
         "lti_message_type": "basic-lti-launch-request",
         "lti_version": "LTI-1p0",
@@ -304,6 +309,11 @@ def launch(url: str, user: str, secret: str = LTI_SECRET) -> tuple[int, dict[str
     return post_launch(url, signed_launch(url, LTI_KEY, secret, params))
 
 
+def logged_in(headers: Message) -> bool:
+    """The hub's answer sets its login cookie."""
+    return "jupyterhub-hub-login=" in " ".join(headers.get_all("Set-Cookie") or [])
+
+
 def test_an_lms_link_logs_the_student_in_under_the_roster_id(class_run: ClassRun, artifacts: Path) -> None:
     """LTI 1.1: a launch signed with the course's secret logs in the roster's student; others are refused."""
     state = class_run.hub.layout.prefix / "state-lti"
@@ -314,9 +324,13 @@ def test_an_lms_link_logs_the_student_in_under_the_roster_id(class_run: ClassRun
     try:
         url = f"{hub.url}/hub/lti/launch"
         status, headers = launch(url, BOB)
-        assert status == 302 and "jupyterhub-session-id" in headers.get("Set-Cookie", ""), (status, headers)
-        assert hub.user(BOB)["name"] == BOB  # logged in under the id collect and export use
-        assert launch(url, BOB, secret="not-the-secret")[0] in (401, 403)
-        assert launch(url, "tfhub-stranger")[0] == 403  # signed, but not in the course's groups
+        assert status == 302 and logged_in(headers), (status, dict(headers))
+        assert hub.request(f"hub/api/users/{BOB}")["name"] == BOB  # the launch made the user: the roster's id
+        status, headers = launch(url, BOB, secret="not-the-secret")
+        assert status == 401 and not logged_in(headers), (status, dict(headers))
+        status, headers = launch(url, "tfhub-stranger")  # signed, but not in the course's groups
+        assert not logged_in(headers), (status, dict(headers))
+        with pytest.raises(urllib.error.HTTPError, match="404"):
+            hub.request("hub/api/users/tfhub-stranger")
     finally:
         hub.stop()
