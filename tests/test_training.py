@@ -150,8 +150,12 @@ def test_bad_losses_and_arguments_fail_clearly():
         training.train(model, regression_batches(2), mse, optimizer, accumulation_steps=0)
 
 
-def test_progress_bar_writes_nothing_to_stderr_in_a_jupyter_kernel():
-    """nbgrader scores a cell that writes to stderr as failed: the tqdm.auto bar must not."""
+def test_progress_bar_writes_nothing_to_stderr_and_is_stored_finished_in_a_jupyter_kernel():
+    """nbgrader scores a cell that writes to stderr as failed: the tqdm.auto bar must not.
+
+    A notebook executed without a browser keeps the widget's text; it must be the final frame
+    (100 %, 5/5), not the first one ("0%| 0/5") that the widget showed when it was displayed.
+    """
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     source = (
@@ -169,6 +173,8 @@ def test_progress_bar_writes_nothing_to_stderr_in_a_jupyter_kernel():
     outputs = notebook.cells[0].outputs
     assert not [o for o in outputs if o.get("name") == "stderr"], outputs
     assert any(o.get("text", "").strip() == "5" for o in outputs)
+    bars = [o.data["text/plain"] for o in outputs if o.output_type == "display_data"]
+    assert len(bars) == 1 and "100%" in bars[0] and "5/5" in bars[0] and "loss=" in bars[0], bars
 
 
 def test_plot_losses_returns_a_titled_labelled_figure():

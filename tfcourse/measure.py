@@ -9,6 +9,7 @@ adds up the storages they create until they are freed. Buffers a fused kernel al
 itself are invisible to that count, which is why :func:`peak_memory` also returns the names of
 the operators it saw. ``threads(n)`` runs a block with ``n`` CPU threads: small operations time
 more steadily on one thread, above all on a machine that other jobs share.
+``duration(seconds)`` writes a training time for a printout: "0.8 s", "42 s", "3.7 min (222 s)".
 """
 
 import statistics
@@ -30,6 +31,20 @@ def synchronize(device: torch.device | str | None) -> None:
         torch.cuda.synchronize(device)
     elif kind == "mps":
         torch.mps.synchronize()
+
+
+def duration(seconds: float) -> str:
+    """A wall time as a reader would say it: seconds under two minutes, then minutes with the seconds.
+
+    A short fast-mode run reads "0.8 s", not "0 s (0.0 min)".
+    """
+    if seconds < 0:
+        raise ValueError(f"a duration cannot be negative, got {seconds} s")
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min ({seconds:.0f} s)"
 
 
 def milliseconds(

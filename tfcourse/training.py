@@ -7,7 +7,11 @@ model and returns a scalar loss. Everything a modern loop needs is a keyword awa
 gradient accumulation, gradient clipping, a learning-rate scheduler stepped once per
 optimizer step, and mixed precision with ``torch.autocast`` on any device (bfloat16 works
 on the CPU too). The progress bar is ``tqdm.auto``, which draws a widget in Jupyter and
-writes nothing to stderr (nbgrader scores a cell that writes to stderr as failed).
+writes nothing to stderr (nbgrader scores a cell that writes to stderr as failed). A notebook
+executed without a browser (nbconvert, nbclient, the reader edition, autograded feedback) keeps
+only the text the widget showed when it was first displayed, "0%| 0/63": the bar is therefore
+displayed under a display id and redrawn once it has finished, so the stored text is the final
+frame (100 %, the last loss).
 """
 
 from collections.abc import Callable, Iterable
@@ -19,6 +23,7 @@ import torch
 from matplotlib.figure import Figure
 from torch import nn
 from tqdm.auto import tqdm
+from tqdm.notebook import tqdm as notebook_tqdm
 
 
 def train(
@@ -79,7 +84,7 @@ def train(
     optimizer.zero_grad(set_to_none=True)
     step_losses: list[float] = []
     group_loss, group_size = 0.0, 0
-    progress = tqdm(batches, total=total, desc=desc, leave=False)
+    progress, shown = progress_bar(batches, total=total, desc=desc)
     for batch in progress:
         with precision():
             loss = loss_fn(model, batch)
@@ -101,8 +106,29 @@ def train(
     if group_size:
         step(group_size)
         step_losses.append(group_loss / group_size)
-    progress.close()
+    finish(progress, shown)
     return step_losses
+
+
+def progress_bar(iterable: Iterable[Any], *, total: int | None, desc: str) -> tuple[Any, Any]:
+    """A ``tqdm.auto`` bar over ``iterable`` and, in Jupyter, the display handle it is drawn under.
+
+    In a terminal (or in-process) this is the plain text bar, which writes to stderr; in a Jupyter
+    kernel it is the widget, displayed here with a display id so that :func:`finish` can redraw it.
+    """
+    if issubclass(tqdm, notebook_tqdm):  # tqdm.auto picked the Jupyter widget
+        from IPython.display import display
+
+        progress = tqdm(iterable, total=total, desc=desc, leave=True, display=False)
+        return progress, display(progress.container, display_id=True)
+    return tqdm(iterable, total=total, desc=desc, leave=False), None
+
+
+def finish(progress: Any, shown: Any) -> None:
+    """Close the bar; in Jupyter, redraw it so that a stored notebook keeps its final frame."""
+    progress.close()
+    if shown is not None:
+        shown.update(progress.container)
 
 
 def plot_losses(

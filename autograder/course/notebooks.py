@@ -16,6 +16,18 @@ HIDDEN_TESTS = re.compile(
 )
 
 
+# Optional exercises ("Going further (extra credit)" in 04-07): their cells' grade ids start with this. nbgrader's
+# own extra credit is a number an instructor types in formgrader; autograded tests have none, so the grader
+# counts the points of these tests on top of full marks: ``export`` leaves them out of each maximum
+# (``autograded_max``, the LMS files' points possible) and adds them to the totals and an ``extra_credit`` column.
+EXTRA_CREDIT_PREFIX = "extra_credit_"
+
+
+def is_extra_credit(grade_id: str | None) -> bool:
+    """True for a cell of an optional exercise, whose points come on top of full marks."""
+    return bool(grade_id) and grade_id.startswith(EXTRA_CREDIT_PREFIX)
+
+
 def nbgrader_meta(cell: NotebookNode) -> dict:
     return cell.get("metadata", {}).get("nbgrader", {})
 

@@ -9,6 +9,9 @@ manual scores come from the gradebook. The
 ``timestamp.txt``, which the hub's exchange writes), its notebook's due date (``due_dates.csv``)
 and how late it was (``seconds late`` for sorting); nbgrader's late-submission penalty is left at
 zero: lateness is marked, and the instructor decides. The
+``extra_credit`` column holds the points of the optional exercises' tests (grade ids
+``extra_credit_*``), which count in the totals and in no maximum: ``autograded_max`` and the LMS
+files' points possible leave them out, so a student can pass full marks. The
 ``feedback`` column says whether the student's feedback is ``written``, ``held (flagged)``
 until the instructor releases it, ``released``, or not written yet (``none``).
 
@@ -39,6 +42,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from autograder.course.course import Course
 from autograder.course.deadlines import late_text, seconds_late, submitted_at
+from autograder.course.notebooks import is_extra_credit
 from autograder.course.paths import sqlite_url
 from autograder.pipeline.collect import CANVAS, MOODLE, load_lms_students
 from autograder.pipeline.feedback import feedback_state, load_releases
@@ -90,7 +94,8 @@ def export_frame(course: Course) -> pd.DataFrame:
             "late by": late_text(seconds_late(submitted, due)),
             "seconds late": seconds_late(submitted, due),
             "autograded_score": result.score,
-            "autograded_max": sum(test.max_score for test in result.tests),
+            "autograded_max": sum(test.max_score for test in result.tests if not test.extra_credit),
+            "extra_credit": sum(test.score for test in result.tests if test.extra_credit),
         }
         scores = {f"{test.notebook}:{test.grade_id}": test.score for test in result.tests}
         # A manual score replaces the autograded one of the same cell, as in nbgrader's own gradebook.
@@ -135,8 +140,9 @@ def submission_totals(frame: pd.DataFrame) -> dict[tuple[str, str], float]:
 
 
 def points_possible(course: Course, assignment: str) -> float:
-    """The most points of an assignment: every graded cell, tests and written answers."""
-    return sum(cell.max_score for cell in grade_cells(course.grading.gradebook, assignment))
+    """Full marks of an assignment: every graded cell, tests and written answers, but no extra credit."""
+    cells = grade_cells(course.grading.gradebook, assignment)
+    return sum(cell.max_score for cell in cells if not is_extra_credit(cell.grade_id))
 
 
 def score_text(score: float | None) -> str:

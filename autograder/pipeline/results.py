@@ -16,6 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from autograder.course.course import Course
+from autograder.course.notebooks import is_extra_credit
 
 
 class Status(StrEnum):
@@ -38,6 +39,11 @@ class TestResult:
     clean_passed: bool | None = None  # None: no clean re-run happened for this cell
     score: float = 0.0
     message: str = ""  # the failure message ("AssertionError: ..."), empty when passed
+
+    @property
+    def extra_credit(self) -> bool:
+        """A test of an optional exercise: its points come on top of full marks."""
+        return is_extra_credit(self.grade_id)
 
 
 @dataclass

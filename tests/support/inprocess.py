@@ -10,6 +10,7 @@ and a whole notebook. ``tests/test_variants.py`` checks that it agrees with a re
 """
 
 import io
+import re
 import traceback
 import warnings
 from contextlib import redirect_stderr, redirect_stdout
@@ -31,6 +32,7 @@ class CellOutcome:
     index: int
     grade_id: str | None
     error: str = ""
+    stdout: str = ""
     stderr: str = ""
     figures: int = 0
     figure_problems: list[str] = field(default_factory=list)
@@ -40,8 +42,29 @@ class CellOutcome:
         return not self.error and not self.stderr
 
 
+# "1 warm-up steps", "1 epochs": a count that a title or printout writes in the plural for 1.
+SINGULAR_IN_PLURAL = re.compile(r"(?<![\d.,])1 (?:[\w-]+ )?(?:steps|epochs|layers|heads|minutes|seconds)\b")
+
+
+def lines_outside(axes: plt.Axes) -> list[str]:
+    """Labels of the lines the legend names that are drawn nowhere inside the axes (a baseline off the y-range)."""
+    legend = axes.get_legend()
+    if legend is None:
+        return []
+    named = {text.get_text() for text in legend.get_texts()}
+    axes.get_xlim(), axes.get_ylim()  # apply any pending autoscaling before the transforms are read
+    box = axes.bbox.padded(1.0)
+    return [
+        line.get_label()
+        for line in axes.get_lines()
+        if line.get_label() in named
+        and not line.get_path().transformed(line.get_transform()).intersects_bbox(box, filled=False)
+    ]
+
+
 def figure_problems(cell_index: int) -> list[str]:
-    """Open figures whose axes lack a title (own or the figure's) or an axis label."""
+    """Open figures whose axes lack a title (own or the figure's) or an axis label, name a line they do not show,
+    or write a count of 1 in the plural in a title."""
     problems = []
     for number in plt.get_fignums():
         figure = plt.figure(number)
@@ -54,6 +77,11 @@ def figure_problems(cell_index: int) -> list[str]:
                 problems.append(f"{where}: an axes has no title")
             if not axes.get_xlabel() or not axes.get_ylabel():
                 problems.append(f"{where}: axes '{axes.get_title()}' lacks an x or y label")
+            for label in lines_outside(axes):
+                problems.append(f"{where}: the legend names '{label}', drawn outside the axes' limits")
+            for title in (axes.get_title(), has_suptitle or ""):
+                if SINGULAR_IN_PLURAL.search(title):
+                    problems.append(f"{where}: title '{title}' puts a count of 1 in the plural")
     return problems
 
 
@@ -110,14 +138,15 @@ class InProcessNotebook:
     @staticmethod
     def _run_cell(index: int, cell_id: str | None, source: str, namespace: dict) -> CellOutcome:
         outcome = CellOutcome(index, cell_id)
-        stderr = io.StringIO()
-        with warnings.catch_warnings(record=True) as caught, redirect_stdout(io.StringIO()), redirect_stderr(stderr):
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with warnings.catch_warnings(record=True) as caught, redirect_stdout(stdout), redirect_stderr(stderr):
             warnings.simplefilter("always")
             warnings.filterwarnings("ignore", message=".*non-interactive.*cannot be shown")
             try:
                 exec(compile(source, f"<cell {index} {cell_id or ''}>", "exec"), namespace)
             except BaseException as error:  # noqa: BLE001 (a cell may raise anything, even SystemExit)
                 outcome.error = "".join(traceback.format_exception_only(type(error), error)).strip()
+        outcome.stdout = stdout.getvalue()
         outcome.stderr = stderr.getvalue() + "".join(f"{w.category.__name__}: {w.message}\n" for w in caught)
         outcome.figures = len(plt.get_fignums())
         outcome.figure_problems = figure_problems(index)

@@ -21,6 +21,9 @@ LAYER_LIST = (
     "            [EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first) for _ in range(num_layers)]\n"
     "        )"
 )
+WARMUP_LENGTH = "warmup = min(max(10, total_steps // 10), total_steps // 2)"
+WARMUP_RISE = "return 0.01 + 0.99 * step / warmup"
+WARMUP_PROGRESS = "progress = min(1.0, (step - warmup) / max(1, total_steps - warmup))"
 MASK_LINE = "        mask = (ids != self.pad_idx)[:, None, None, :]  # (B, 1, 1, L), True = real token\n"
 SCALE_AND_POSITIONS = (
     "        x = self.embedding(ids) * math.sqrt(self.d_model)  # (B, L, D)\n"
@@ -634,6 +637,81 @@ VARIANTS = [
             loss = F.nll_loss(torch.log_softmax(logits, dim=1), labels)
             accuracy = logits.argmax(dim=1).eq(labels).float().mean()
             return loss.item(), accuracy.item()
+        """,
+    ),
+    # --- extra_credit_warmup (extra credit): mistakes ---
+    mutant("extra_credit_warmup", "no_warm_up", (WARMUP_RISE, "return 1.0")),
+    mutant(
+        "extra_credit_warmup",
+        "warm_up_from_half_the_peak",
+        (WARMUP_RISE, "return 0.5 + 0.5 * step / warmup"),
+    ),
+    mutant(
+        "extra_credit_warmup",
+        "warm_up_over_the_whole_run",  # the peak only at the very end
+        (WARMUP_LENGTH, "warmup = total_steps"),
+    ),
+    mutant(
+        "extra_credit_warmup",
+        "cosine_with_restarts",  # a second warm-up half-way through the decay
+        (WARMUP_PROGRESS, "progress = (2 * (step - warmup) / max(1, total_steps - warmup)) % 1.0"),
+    ),
+    mutant(
+        "extra_credit_warmup",
+        "overshoots_the_peak",
+        ("return 0.05 + 0.95 * 0.5 * (1.0 + math.cos(math.pi * progress))",
+         "return 0.05 + 1.45 * 0.5 * (1.0 + math.cos(math.pi * progress))"),
+    ),
+    mutant(
+        "extra_credit_warmup",
+        "one_rate_for_every_group",
+        source="""
+        def post_ln_schedule(optimizer, total_steps):
+            peak = optimizer.param_groups[0]["lr"]
+            warmup = max(1, total_steps // 10)
+
+            class SharedRate:
+                def __init__(self):
+                    self.count = -1
+                    self.step()
+
+                def step(self):
+                    self.count += 1
+                    scale = min(1.0, (self.count + 1) / (warmup + 1))
+                    if self.count >= warmup:
+                        scale = max(0.0, 1 - (self.count - warmup) / total_steps)
+                    for group in optimizer.param_groups:
+                        group["lr"] = peak * scale
+
+            return SharedRate()
+        """,
+    ),
+    # --- extra_credit_warmup: other correct answers ---
+    alternative(
+        "extra_credit_warmup",
+        "one_cycle",
+        """
+        def post_ln_schedule(optimizer, total_steps):
+            # A quarter of the run to warm up: 25 times below the peak at first.
+            peaks = [group["lr"] for group in optimizer.param_groups]
+            return torch.optim.lr_scheduler.OneCycleLR(
+                optimizer, max_lr=peaks, total_steps=total_steps, pct_start=0.25, cycle_momentum=False
+            )
+        """,
+    ),
+    alternative(
+        "extra_credit_warmup",
+        "short_warm_up_then_linear_decay_to_zero",
+        """
+        def post_ln_schedule(optimizer, total_steps):
+            warm = max(2, round(0.05 * total_steps))
+
+            def factor(step):
+                if step < warm:
+                    return step / warm  # 0 at the first step: the smallest possible
+                return max(0.0, (total_steps - step) / (total_steps - warm))
+
+            return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
         """,
     ),
 ]

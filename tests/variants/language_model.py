@@ -1,6 +1,6 @@
 """Variants of the answers of 07_language_model: realistic mistakes (mutants) and other correct answers."""
 
-from tests.variants.spec import alternative, mutant
+from tests.variants.spec import Variant, alternative, mutant
 
 ASSIGNMENT = "07_language_model"
 
@@ -25,6 +25,13 @@ TOP_K_FILL = 'last = last.masked_fill(last < kth_largest, float("-inf"))'
 KTH = "kth_largest = last.topk(top_k, dim=-1).values[:, -1:]"
 SAMPLE = "next_token = torch.multinomial(last.softmax(dim=-1), num_samples=1, generator=generator)"
 CACHED_CALL = "logits, caches = model(step_input, caches)"
+GQA_POSITIONS = "positions = torch.arange(past, past + length, device=x.device)  # (L,)"
+GQA_WIDEN = (
+    "group = self.num_heads // self.num_kv_heads\n        "
+    "k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)\n        "
+)
+GQA_CACHE_IF = "if cache is not None:\n            k = torch.cat([cache[0], k], dim=2)  # (B, G, P + L, Dh)"
+GQA_ATTEND = "attended = causal_attention(q, k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1))"
 
 VARIANTS = [
     # --- apply_rope: mistakes ---
@@ -571,5 +578,80 @@ VARIANTS = [
                 feed = choice[:, None]
             return ids
         """,
+    ),
+    # --- extra_credit_gqa (extra credit): mistakes ---
+    mutant(
+        "extra_credit_gqa",
+        "widened_before_caching",  # the same outputs, and the whole cache: the saving is lost
+        (GQA_CACHE_IF, GQA_WIDEN + GQA_CACHE_IF),
+        (GQA_ATTEND, "attended = causal_attention(q, k, v)"),
+    ),
+    mutant(
+        "extra_credit_gqa",
+        "groups_cycled_with_repeat",  # head h reads key/value head h % G instead of h // (H / G)
+        (GQA_ATTEND, "attended = causal_attention(q, k.repeat(1, group, 1, 1), v.repeat(1, group, 1, 1))"),
+    ),
+    mutant(
+        "extra_credit_gqa",
+        "positions_restart_at_zero",
+        (GQA_POSITIONS, "positions = torch.arange(length, device=x.device)  # (L,)"),
+    ),
+    mutant(
+        "extra_credit_gqa",
+        "values_first_in_kv",
+        ("k, v = kv.permute(2, 0, 3, 1, 4)", "v, k = kv.permute(2, 0, 3, 1, 4)"),
+    ),
+    mutant(
+        "extra_credit_gqa",
+        "no_value_error_for_a_non_divisor",
+        ("if not 1 <= num_kv_heads <= num_heads or num_heads % num_kv_heads:", "if num_kv_heads < 1:"),
+    ),
+    # --- extra_credit_gqa: other correct answers ---
+    alternative(
+        "extra_credit_gqa",
+        "groups_as_a_broadcast_axis",  # no copy of the keys at all: the group is an axis of its own, own softmax
+        """
+        class GroupedQueryAttention(nn.Module):
+            def __init__(self, d_model, num_heads, num_kv_heads, rope_base=10000.0):
+                super().__init__()
+                if d_model % num_heads:
+                    raise ValueError("d_model must be a multiple of num_heads")
+                self.num_heads = num_heads
+                self.head_dim = d_model // num_heads
+                self.rope_base = rope_base
+                if num_kv_heads not in [g for g in range(1, num_heads + 1) if num_heads % g == 0]:
+                    raise ValueError("num_kv_heads must divide num_heads")
+                self.num_kv_heads = num_kv_heads
+                self.q = nn.Linear(d_model, d_model, bias=False)
+                self.kv = nn.Linear(d_model, 2 * num_kv_heads * self.head_dim, bias=False)
+                self.out = nn.Linear(d_model, d_model, bias=False)
+
+            def forward(self, x, cache=None):
+                b, n, d = x.shape
+                g, dh = self.num_kv_heads, self.head_dim
+                start = cache[0].shape[-2] if cache is not None else 0
+                where = torch.arange(n, device=x.device) + start
+                q = apply_rope(self.q(x).unflatten(-1, (self.num_heads, dh)).transpose(1, 2), where, self.rope_base)
+                keys, values = self.kv(x).unflatten(-1, (2, g, dh)).unbind(2)  # (B, L, G, Dh) each
+                keys = apply_rope(keys.transpose(1, 2), where, self.rope_base)
+                values = values.transpose(1, 2)
+                if cache is not None:
+                    keys, values = torch.cat((cache[0], keys), 2), torch.cat((cache[1], values), 2)
+                grouped_q = q.unflatten(1, (g, self.num_heads // g))  # (B, G, H/G, L, Dh)
+                scores = grouped_q @ keys.unsqueeze(2).transpose(-2, -1) / dh**0.5  # (B, G, H/G, L, P + L)
+                total = keys.shape[-2]
+                allowed = torch.ones(n, total, dtype=torch.bool, device=x.device).tril(total - n)
+                scores = scores.masked_fill(~allowed, torch.finfo(scores.dtype).min)
+                attended = scores.softmax(dim=-1) @ values.unsqueeze(2)  # (B, G, H/G, L, Dh)
+                merged = attended.flatten(1, 2).permute(0, 2, 1, 3).reshape(b, n, d)
+                return self.out(merged), (keys, values)
+        """,
+    ),
+    Variant(
+        "extra_credit_gqa",
+        "expand_then_reshape",
+        "alternative",
+        ((GQA_ATTEND, "attended = causal_attention(q, *(t[:, :, None].expand(-1, -1, group, -1, -1).flatten(1, 2) "
+                     "for t in (k, v)))"),),
     ),
 ]
