@@ -603,6 +603,11 @@ VARIANTS = [
     ),
     mutant(
         "extra_credit_gqa",
+        "positions_on_the_default_device",
+        (GQA_POSITIONS, GQA_POSITIONS.replace(", device=x.device", "")),
+    ),
+    mutant(
+        "extra_credit_gqa",
         "no_value_error_for_a_non_divisor",
         ("if not 1 <= num_kv_heads <= num_heads or num_heads % num_kv_heads:", "if num_kv_heads < 1:"),
     ),

@@ -113,4 +113,20 @@ RULES: list[Rule] = [
         ("Work without gradients", "generate_shape", "gradients_on"),
         ("every later call gets only the token just chosen", "generate_cache", "whole_sequence_fed_with_the_cache"),
     ),
+    *_rules(
+        GPT,
+        "extra_credit_gqa",
+        (
+            "pieces fed with the cache give the outputs of one call",
+            "extra_credit_gqa_cache",
+            "positions_restart_at_zero",
+        ),
+        (
+            "the cache's memory is $G/H$ of `CausalSelfAttention`'s for the same text",
+            "extra_credit_gqa_cache",
+            "widened_before_caching",
+        ),
+        ("$G = H$ reproduces `CausalSelfAttention`", "extra_credit_gqa_cache", "values_first_in_kv"),
+        ("any dtype and device", "extra_credit_gqa_cache", "positions_on_the_default_device"),
+    ),
 ]
