@@ -15,7 +15,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from autograder.course.notebooks import is_student_cell
-from editions.glossary import Problem, check_cell, load_terms
+from editions.glossary import Problem, check_cell, load_exceptions, load_terms
 from editions.markup import differences
 from editions.release import EDITION_KEY, serialised
 from editions.translations import Translation, english_hash
@@ -85,12 +85,13 @@ def release_differences(english: NotebookNode, translated: NotebookNode) -> list
 
 
 def glossary_problems(
-    english: dict[str, str], translations: dict[str, Translation], language: str = "zh"
+    english: dict[str, str], translations: dict[str, Translation], language: str = "zh", assignment: str = ""
 ) -> tuple[int, int, list[Problem]]:
     """(cells checked, term uses checked, problems) over the current translations of one notebook."""
     terms, cells, uses, problems = load_terms(language), 0, 0, []
+    exceptions = load_exceptions(language, assignment)
     for cell_id, (text, translated) in current_pairs(english, translations).items():
-        used, found = check_cell(cell_id, text, translated, terms)
+        used, found = check_cell(cell_id, text, translated, terms, exceptions.get(cell_id, set()))
         cells += bool(used)
         uses += used
         problems += found

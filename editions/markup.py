@@ -43,10 +43,10 @@ def markup_counts(text: str) -> Counter:
 
 
 def prose(text: str) -> str:
-    """The cell's words only: code, maths, link targets and HTML tags replaced by spaces."""
-    for pattern in (FENCED_CODE, CODE_SPAN, DISPLAY_MATH, INLINE_MATH):
+    """The words a translator translates: code, maths, links (their text is mostly a paper's or a
+    page's title, kept in English) and HTML tags replaced by spaces."""
+    for pattern in (FENCED_CODE, CODE_SPAN, DISPLAY_MATH, INLINE_MATH, MARKDOWN_LINK):
         text = pattern.sub(" ", text)
-    text = re.sub(r"\]\([^)]*\)", "] ", text)  # keep a link's words, drop its target
     text = PLAIN_URL.sub(" ", BARE_URL.sub(" ", text))
     return HTML_TAG.sub(" ", text)
 

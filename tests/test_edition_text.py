@@ -40,7 +40,9 @@ def test_translations_keep_formulas_code_links_and_answer_markers(assignment: st
 
 
 def test_translations_use_the_glossary_terms(assignment: str, record_property):
-    cells, uses, problems = checks.glossary_problems(markdown_cells(assignment), translations(assignment))
+    cells, uses, problems = checks.glossary_problems(
+        markdown_cells(assignment), translations(assignment), LANGUAGE, assignment
+    )
     record_property("glossary", f"{cells} cells, {uses} term uses checked")
     print(f"{assignment}: glossary checked {uses} term uses in {cells} cells")
     assert cells, f"{assignment}: no current translation uses a glossary term: nothing was checked"
@@ -87,8 +89,20 @@ def test_a_lost_or_added_formula_code_span_link_or_marker_is_caught(kind, damage
     assert kind in found.get(cell, {}), found
 
 
-def test_the_glossary_check_catches_a_missing_term_and_a_wrong_variant():
-    terms = load_terms(LANGUAGE)
+GLOSSARY = """
+terms:
+  - {en: token, zh: 词元, not: [令牌, 标记（指词元时）]}
+  - {en: layer normalisation, zh: 层归一化, not: [层规范化]}
+  - {en: attention, zh: 注意力}
+  - {en: heatmap, zh: 热力图}
+  - {en: dropout, zh: 暂退法（dropout）}
+  - {en: mean pooling / max pooling, zh: 平均池化 / 最大池化}
+"""
+
+
+def test_the_glossary_check_catches_a_missing_term_and_a_wrong_variant(tmp_path):
+    (tmp_path / "glossary.yaml").write_text(GLOSSARY, encoding="utf-8")
+    terms = load_terms(LANGUAGE, tmp_path / "glossary.yaml")
     english = "The layer normalisation of each token, and the attention heatmap."
     good = "每个词元的层归一化，以及注意力热力图。"
     assert check_cell("x", english, good, terms) == (4, [])
@@ -96,10 +110,19 @@ def test_the_glossary_check_catches_a_missing_term_and_a_wrong_variant():
     assert {(p.term.english, p.wrong) for p in problems} == {
         ("token", None), ("token", "令牌"), ("layer normalisation", None), ("layer normalisation", "层规范化")
     }  # fmt: skip
+    # A variant wrong in one sense only (标记 for a token, right for a marker) is not flagged.
+    assert check_cell("x", "Each token.", "每个词元的标记。", terms) == (1, [])
+    # Full and short forms of a glossed term; paired entries; a term skipped in a cell.
+    assert check_cell("x", "Dropout, then dropout.", "暂退法（dropout），然后暂退法。", terms) == (1, [])
+    assert check_cell("x", "Mean pooling beats max pooling.", "平均池化胜过最大池化。", terms) == (2, [])
+    assert check_cell("x", "Each token.", "每个字。", terms, skip={"token"}) == (0, [])
 
 
 def test_the_glossary_reads_prose_only_and_longer_terms_first():
     terms = load_terms(LANGUAGE)
-    english = "A `mask` argument; the key-value cache; rotary position embeddings; $key$ at https://x.org/token."
+    english = (
+        "A `mask` argument; the key-value cache; rotary position embeddings; $key$ at https://x.org/token; "
+        "[*Attention Is All You Need*](https://arxiv.org/abs/1706.03762)."
+    )
     used = sorted(term.english for term in terms_used(english, terms))
     assert used == ["key-value cache", "rotary position embedding"], used
