@@ -59,7 +59,15 @@ INSTALL_CHROMIUM = command -v chromium >/dev/null 2>&1 || { \
 		echo "      Install it with your package manager (Debian/Ubuntu: sudo apt-get install chromium)."; \
 	fi; }
 
-test: install sandbox  ## the whole test suite (what CI runs), on TEST_WORKERS parallel workers
+# axe-core, which the book's test injects into the reader edition's pages (package.json pins it).
+AXE := node_modules/axe-core/axe.min.js
+$(AXE): package.json package-lock.json
+	@if command -v npm >/dev/null 2>&1; then npm ci --no-audit --no-fund --loglevel=error && touch $(AXE); \
+	else echo "note: npm is missing: the accessibility test skips (and fails in CI). Install Node.js and npm."; fi
+
+axe: $(AXE)  ## install axe-core from npm (npm ci, the version package-lock.json pins)
+
+test: install sandbox $(AXE)  ## the whole test suite (what CI runs), on TEST_WORKERS parallel workers
 	@$(INSTALL_CHROMIUM)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
@@ -70,7 +78,7 @@ browser-test: install  ## the student flow in JupyterLab driven by headless chro
 	@$(INSTALL_CHROMIUM)
 	$(BIN)/python -m pytest tests/browser $(PYTEST_ARGS)
 
-book: install  ## the reader edition in build/book: solutions executed in full mode (BOOK_ARGS=--fast: fast mode)
+book: install  ## the reader edition, English in build/book and Chinese in build/book/zh: solutions executed in full mode (BOOK_ARGS=--fast: fast mode)
 	$(BIN)/python book/build.py $(BOOK_ARGS)
 
 release: install  ## regenerate notebooks/ from solutions/ with nbgrader, then notebooks_zh/ from notebooks/ and editions/zh/
