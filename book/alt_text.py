@@ -34,19 +34,26 @@ WORDS = {
     "zh": {"figure": "图", "panel": "子图", "x": "横轴", "y": "纵轴", "legend": "图例", "bar": "色标",
            "colon": "：", "comma": "，", "sep": "；", "end": "。", "all": "各子图"},
 }  # fmt: skip
-SHORTEST_SENTENCE = 40  # a shorter first sentence ("Notice three things.") takes the next one with it
+# A shorter first sentence ("Notice three things.", "有三点值得注意。") takes the next one with it.
+SHORTEST_SENTENCE = {"en": 40, "zh": 15}
+TEX_SYMBOLS = {
+    "times": "×", "approx": "≈", "cdot": "·", "top": "ᵀ", "sqrt": "√", "pi": "π", "infty": "∞", "le": "≤",
+    "ge": "≥", "ldots": "…", "sum": "Σ", "alpha": "α", "delta": "δ", "theta": "θ", "lambda": "λ", "omega": "ω",
+    "mathrm": "", "text": "", "mathbb": "", "left": "", "right": "",
+}  # fmt: skip
 
 
 def tex_words(text: str) -> str:
-    """A label's TeX as plain characters: ``$QK^\\top/\\sqrt{d_k}$`` -> ``QK^top/sqrt{d_k}``."""
-    return re.sub(r"\\(?=[A-Za-z])", "", text.replace("$", ""))
+    """TeX as plain characters: ``$QK^\\top/\\sqrt{d_k}$`` -> ``QKᵀ/√d_k``."""
+    text = re.sub(r"\\([A-Za-z]+)\s?", lambda m: TEX_SYMBOLS.get(m.group(1), m.group(1)), text.replace("$", ""))
+    return re.sub(r"[{}]|\^(?=ᵀ)|\\[!,;]", "", text)
 
 
 def plain(markdown: str) -> str:
     """Markdown as plain words: maths kept as its TeX, emphasis, code ticks, links and tags dropped."""
     text = re.sub(r"\$\$?([^$]+)\$\$?", r"\1", markdown)
     text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)
-    text = re.sub(r"<[^>]+>|[`*_]{1,3}(?=\S)|(?<=\S)[`*_]{1,3}", "", text)
+    text = re.sub(r"<[^>]+>|[`*]{1,3}(?=\S)|(?<=\S)[`*]{1,3}", "", text)
     return " ".join(text.split())
 
 
@@ -61,7 +68,8 @@ def prose_sentence(cells: list[NotebookNode], index: int, language: str) -> str:
     if after is not None and not after.source.lstrip().startswith("#"):
         found = sentences(after.source, language)
         if found:
-            return " ".join(found[:2]) if len(found[0]) < SHORTEST_SENTENCE and len(found) > 1 else found[0]
+            short = len(found[0]) < SHORTEST_SENTENCE[language] and len(found) > 1
+            return ("" if language == "zh" else " ").join(found[:2]) if short else found[0]
     before = next((c for c in reversed(cells[:index]) if c.cell_type == "markdown"), None)
     if before is not None:
         speaking = [s for s in sentences(before.source, language) if SPEAKS_OF_A_FIGURE[language].search(s)]
@@ -105,7 +113,7 @@ def set_alt_text(notebook: NotebookNode, language: str) -> int:
             # A cell may say it itself (metadata reader.alt.<language>), in place of the prose sentence.
             own = cell.metadata.get("reader", {}).get("alt", {}).get(language)
             sentence = own or prose_sentence(notebook.cells, index, language)
-            alt = (figure_words(described, language) + sentence).strip()
+            alt = tex_words(figure_words(described, language) + sentence).strip()
             output.setdefault("metadata", {}).setdefault("image/png", {})["alt"] = alt
             given += 1
     return given
