@@ -14,7 +14,11 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 # nbgrader runs helper programs (alembic) by name: the venv's bin must come first on PATH.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: install sandbox lab instructor-lab data test test-fast release autograde lint clean-grading hub hub-students
+.PHONY: install sandbox lab lab-zh instructor-lab data test test-fast release autograde lint clean-grading axe hub hub-students
+# The student release to open: EDITION=zh opens the Chinese one (notebooks_zh/). Not LANG, which
+# make reads from the environment (LANG=C.UTF-8 on most machines).
+EDITION ?= en
+RELEASE_FOLDER := $(if $(filter en,$(EDITION)),notebooks,notebooks_$(EDITION))
 
 $(STAMP): requirements.txt requirements-lock.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,8 +28,11 @@ $(STAMP): requirements.txt requirements-lock.txt pyproject.toml
 
 install: $(STAMP)  ## create .venv and install everything (once; again when a requirements file changes)
 
-lab: install  ## open the student notebooks in JupyterLab
-	$(BIN)/jupyter lab $(ALLOW_ROOT) --ServerApp.root_dir=notebooks
+lab: install  ## open the student notebooks in JupyterLab (EDITION=zh: the Chinese edition, notebooks_zh/)
+	$(BIN)/jupyter lab $(ALLOW_ROOT) --ServerApp.root_dir=$(RELEASE_FOLDER)
+
+lab-zh:  ## 打开中文版学生笔记本 (make lab EDITION=zh)
+	$(MAKE) lab EDITION=zh
 
 instructor-lab: install  ## JupyterLab on the whole repository, with the formgrader (Nbgrader menu)
 	$(BIN)/jupyter lab $(ALLOW_ROOT)
@@ -52,7 +59,15 @@ INSTALL_CHROMIUM = command -v chromium >/dev/null 2>&1 || { \
 		echo "      Install it with your package manager (Debian/Ubuntu: sudo apt-get install chromium)."; \
 	fi; }
 
-test: install sandbox  ## the whole test suite (what CI runs), on TEST_WORKERS parallel workers
+# axe-core, which the book's test injects into the reader edition's pages (package.json pins it).
+AXE := node_modules/axe-core/axe.min.js
+$(AXE): package.json package-lock.json
+	@if command -v npm >/dev/null 2>&1; then npm ci --no-audit --no-fund --loglevel=error && touch $(AXE); \
+	else echo "note: npm is missing: the accessibility test skips (and fails in CI). Install Node.js and npm."; fi
+
+axe: $(AXE)  ## install axe-core from npm (npm ci, the version package-lock.json pins)
+
+test: install sandbox $(AXE)  ## the whole test suite (what CI runs), on TEST_WORKERS parallel workers
 	@$(INSTALL_CHROMIUM)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
@@ -63,13 +78,14 @@ browser-test: install  ## the student flow in JupyterLab driven by headless chro
 	@$(INSTALL_CHROMIUM)
 	$(BIN)/python -m pytest tests/browser $(PYTEST_ARGS)
 
-book: install  ## the reader edition in build/book: solutions executed in full mode (BOOK_ARGS=--fast: fast mode)
+book: install  ## the reader edition, English in build/book and Chinese in build/book/zh: solutions executed in full mode (BOOK_ARGS=--fast: fast mode)
 	$(BIN)/python book/build.py $(BOOK_ARGS)
 
-release: install  ## regenerate notebooks/ from solutions/ with nbgrader
+release: install  ## regenerate notebooks/ from solutions/ with nbgrader, then notebooks_zh/ from notebooks/ and editions/zh/
 	for source in solutions/*/; do \
 		$(BIN)/nbgrader generate_assignment "$$(basename $$source)" --force || exit 1; \
 	done
+	$(BIN)/python -m editions release zh
 
 autograde: install sandbox  ## grade every submission under grading/submitted (JOBS=2), then export grades
 	$(BIN)/python -m autograder grade --jobs $${JOBS:-2}

@@ -17,6 +17,12 @@ For each notebook of ``solutions/``, in course order:
 
 The site gets an index page (the table of contents in course order) and, per page, a link
 to the student notebook, copied into the site under ``notebooks/``.
+
+It is built in English (``build/book/``) and in Chinese (``build/book/zh/``, the Markdown of each
+page from ``editions/zh/``, English where a cell's translation is missing or stale; the student
+notebooks from ``notebooks_zh/``). Each notebook is executed once; both pages are rendered from the
+run. Each page links to the same page in the other language. Every figure gets alt text in the
+page's language (``book/alt_text.py``), and the HTML is made accessible (``book/accessible.py``).
 """
 
 import argparse
@@ -41,20 +47,29 @@ from nbconvert import HTMLExporter
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbformat import NotebookNode
 
-from autograder.course import settings
-from autograder.course.course import Course
-from autograder.course.notebooks import (
+if not __package__:  # run as `python book/build.py`: the repository's own packages (book, editions) first
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from autograder.course.course import Course  # noqa: E402
+from autograder.course.notebooks import (  # noqa: E402
     HIDDEN_TESTS,
     SOLUTION_MARKER,
     is_answer_cell,
     is_graded_test_cell,
     is_student_cell,
 )
+from book.accessible import accessible_html  # noqa: E402
+from book.alt_text import set_alt_text  # noqa: E402
+from book.words import EN, LANGUAGES, Words, link_to_other_language, other  # noqa: E402
+from editions.release import current  # noqa: E402
+from editions.translations import load  # noqa: E402
+
+# Read in the kernel that executes a notebook, before its first cell: figures describe themselves.
+KERNEL_STARTUP = "from tfcourse.figure_text import install\n\ninstall()\n"
 
 BOOK_DIR = Path(__file__).resolve().parent
 COURSE = Course.default()
 DEFAULT_OUTPUT = COURSE.root / "build" / "book"
-COURSE_TITLE = "Transformers from scratch"
 MATHML_NAMESPACE = "http://www.w3.org/1998/Math/MathML"
 MATHML_TOKEN = re.compile(r"(<(mi|mn|mo|ms|mtext)\b[^>]*>)(.*?)(</\2>)", re.S)  # leaves: text, no elements
 CELL_TIMEOUT_SECONDS = 1200  # one cell of a full-mode run may train for a while
@@ -126,6 +141,7 @@ class Page:
     assignment: str
     title: str
     summary: str
+    language: str = "en"
     figures: int = 0
     seconds: float = 0.0
 
@@ -135,8 +151,8 @@ class Page:
 
     @property
     def student_notebook(self) -> str:
-        """The student notebook's path, in the site and in the repository alike."""
-        return f"{settings.RELEASE_DIRECTORY}/{self.assignment}/{self.assignment}.ipynb"
+        """The student notebook's path, in the site (from the page) and in the repository alike."""
+        return f"{LANGUAGES[self.language].release}/{self.assignment}/{self.assignment}.ipynb"
 
 
 def reader_copy(source: NotebookNode) -> NotebookNode:
@@ -173,9 +189,14 @@ def execute(notebook: NotebookNode, folder: Path) -> None:
     """Run ``notebook`` in a temporary copy of ``folder`` (whatever it writes stays out of the repository).
 
     The sibling notebooks lie beside it as in a student's copy of the course (06's last section
-    reads the answers of 01-05 from them): here they hold the reference answers.
+    reads the answers of 01-05 from them): here they hold the reference answers. The kernel reads an
+    IPython start-up file of the book's own (``KERNEL_STARTUP``), so that each figure it shows
+    carries its description (:mod:`tfcourse.figure_text`).
     """
     with tempfile.TemporaryDirectory(prefix="book-") as work:
+        startup = Path(work) / ".ipython" / "profile_default" / "startup"
+        startup.mkdir(parents=True)
+        (startup / "00-figure-text.py").write_text(KERNEL_STARTUP)
         here = Path(work) / folder.name
         shutil.copytree(folder, here, ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints"))
         for sibling in sorted(folder.parent.glob("*/*.ipynb")):
@@ -184,7 +205,7 @@ def execute(notebook: NotebookNode, folder: Path) -> None:
                 shutil.copy(sibling, Path(work) / sibling.parent.name / sibling.name)
         NotebookClient(
             notebook, timeout=CELL_TIMEOUT_SECONDS, kernel_name="python3", resources={"metadata": {"path": str(here)}}
-        ).execute()
+        ).execute(env=os.environ | {"IPYTHONDIR": str(startup.parents[1])})
 
 
 def title_and_summary(notebook: NotebookNode) -> tuple[str, str]:
@@ -213,75 +234,122 @@ def link(page: Page) -> dict[str, str]:
 def render(exporter: ReaderExporter, notebook: NotebookNode, name: str, navigation: dict) -> str:
     resources = {"metadata": {"name": name}, "reader": navigation}
     body, _ = exporter.from_notebook_node(notebook, resources=resources)
-    return body
+    return accessible_html(body, exporter.language_code)
 
 
-def index_notebook(pages: list[Page], fast: bool) -> NotebookNode:
+def navigation(words: Words, file_name: str, previous: Page | None, following: Page | None, fast: bool) -> dict:
+    return {
+        "words": words,
+        "previous": link(previous) if previous else None,
+        "next": link(following) if following else None,
+        "other_language": {"href": link_to_other_language(words, file_name), "code": other(words).language},
+        "fast": fast,
+    }
+
+
+def translated(reader: NotebookNode, source: NotebookNode, assignment: str, language: str) -> NotebookNode:
+    """The reader copy with each Markdown cell's current translation (model answers included)."""
+    if language == EN.language:
+        return reader
+    english = {cell.id: cell.source for cell in source.cells if cell.cell_type == "markdown"}
+    translations, copied = load(language, assignment), copy.deepcopy(reader)
+    for cell in copied.cells:
+        text = current(translations, cell.id, english[cell.id]) if cell.id in english else None
+        if cell.cell_type == "markdown" and text is not None:
+            cell.source = text
+    return copied
+
+
+def index_notebook(pages: list[Page], fast: bool, words: Words = EN) -> NotebookNode:
     """The table of contents, as a one-cell notebook rendered like every other page."""
     entries = "\n".join(
         f"{number}. [{page.title}]({page.file_name}): {page.summary}" for number, page in enumerate(pages, start=1)
     )
-    mode = "fast mode, as the grader runs them" if fast else "full mode"
+    mode = words.mode_fast if fast else words.mode_full
     text = (
-        f"# {COURSE_TITLE}: the reader edition\n\n"
-        "Every notebook of the course with its reference answers, the model answers to the written "
-        f"questions and the visible tests, executed in {mode}. Hidden tests are left out.\n"
-        "Each page links to the student notebook, with the exercises left for you to write.\n\n"
-        f"## Contents\n\n{entries}\n"
+        f"# {words.course}: {words.index_heading}\n\n{words.index_text.format(mode=mode)}\n\n"
+        f"## {words.index_contents}\n\n{entries}\n"
     )
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text)])
-    notebook.metadata["title"] = f"{COURSE_TITLE}: reader edition"
+    notebook.metadata["title"] = f"{words.course}: {words.index_heading}"
     return notebook
 
 
-def build(output: Path, assignments: list[str], fast: bool = False) -> list[Page]:
-    """Write the site to ``output`` (emptied first); return its pages in course order."""
+def site_folder(output: Path, words: Words) -> Path:
+    return output / words.folder if words.folder else output
+
+
+def release_notebook(words: Words, assignment: str) -> Path:
+    return COURSE.root / words.release / assignment / f"{assignment}.ipynb"
+
+
+def build(
+    output: Path, assignments: list[str], fast: bool = False, languages: tuple[str, ...] = ("en", "zh")
+) -> list[Page]:
+    """Write the site to ``output`` (emptied first), one folder per language; return its pages in course order."""
     os.environ.pop("MPLBACKEND", None)  # the kernels draw figures with the inline backend
     os.environ["TFCOURSE_FAST"] = "1" if fast else "0"
     if output.exists():
         shutil.rmtree(output)
     output.mkdir(parents=True)
-    exporter = ReaderExporter()
+    exporters = {language: ReaderExporter(language_code=language) for language in languages}
+    sites = {language: LANGUAGES[language] for language in languages}
 
-    missing = [str(COURSE.release_notebook(a)) for a in assignments if not COURSE.release_notebook(a).is_file()]
+    missing = [
+        str(release_notebook(w, a)) for w in sites.values() for a in assignments if not release_notebook(w, a).is_file()
+    ]
     if missing:
         raise FileNotFoundError(f"student notebooks missing (make release): {missing}")
-    notebooks, pages = {}, []
+    sources, readers, pages = {}, {}, {language: [] for language in languages}
     for assignment in assignments:
-        source = nbformat.read(COURSE.source_notebook(assignment), as_version=4)
-        notebooks[assignment] = reader_copy(source)
-        pages.append(Page(assignment, *title_and_summary(source)))
+        sources[assignment] = nbformat.read(COURSE.source_notebook(assignment), as_version=4)
+        readers[assignment] = reader_copy(sources[assignment])
+        for language in languages:
+            text = translated(sources[assignment], sources[assignment], assignment, language)
+            pages[language].append(Page(assignment, *title_and_summary(text), language=language))
 
-    for number, page in enumerate(pages):
-        notebook = notebooks[page.assignment]
+    for number, assignment in enumerate(assignments):
+        notebook = readers[assignment]
         start = time.perf_counter()
         try:
-            execute(notebook, COURSE.source_folder(page.assignment))
+            execute(notebook, COURSE.source_folder(assignment))
         except CellExecutionError as error:
-            raise RuntimeError(f"{page.assignment}: a cell of the reader copy failed\n{error}") from None
-        page.seconds = time.perf_counter() - start
-        page.figures = figure_count(notebook)
-        notebook.metadata["title"] = page.title
-        navigation = {
-            "course": COURSE_TITLE,
-            "previous": link(pages[number - 1]) if number > 0 else None,
-            "next": link(pages[number + 1]) if number + 1 < len(pages) else None,
-            "student_notebook": page.student_notebook,
-            "fast": fast,
-        }
-        (output / page.file_name).write_text(render(exporter, notebook, page.assignment, navigation))
-        student = output / page.student_notebook
-        student.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(COURSE.release_notebook(page.assignment), student)
-        print(f"{page.file_name}: {page.figures} figures, executed in {page.seconds:.1f} s", flush=True)
+            raise RuntimeError(f"{assignment}: a cell of the reader copy failed\n{error}") from None
+        seconds = time.perf_counter() - start
+        for language, words in sites.items():
+            page, listed = pages[language][number], pages[language]
+            page.seconds, page.figures = seconds, figure_count(notebook)
+            page_notebook = translated(notebook, sources[assignment], assignment, language)
+            set_alt_text(page_notebook, language)
+            page_notebook.metadata["title"] = page.title
+            before = listed[number - 1] if number > 0 else None
+            after = listed[number + 1] if number + 1 < len(listed) else None
+            folder = site_folder(output, words)
+            folder.mkdir(parents=True, exist_ok=True)
+            reader = navigation(words, page.file_name, before, after, fast) | {
+                "student_notebook": page.student_notebook
+            }
+            (folder / page.file_name).write_text(render(exporters[language], page_notebook, assignment, reader))
+            student = folder / page.student_notebook
+            student.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(release_notebook(words, assignment), student)
+        print(
+            f"{assignment}: {figure_count(notebook)} figures, executed in {seconds:.1f} s, {len(sites)} languages",
+            flush=True,
+        )
 
-    navigation = {"course": COURSE_TITLE, "previous": None, "next": None, "student_notebook": None, "fast": fast}
-    (output / "index.html").write_text(render(exporter, index_notebook(pages, fast), "index", navigation))
-    manifest = [
-        asdict(page) | {"file_name": page.file_name, "student_notebook": page.student_notebook} for page in pages
-    ]
-    (output / "pages.json").write_text(json.dumps({"fast": fast, "pages": manifest}, indent=2) + "\n")
-    return pages
+    for language, words in sites.items():
+        reader = navigation(words, "index.html", None, None, fast) | {"student_notebook": None}
+        index = index_notebook(pages[language], fast, words)
+        (site_folder(output, words) / "index.html").write_text(render(exporters[language], index, "index", reader))
+        manifest = [
+            asdict(page) | {"file_name": page.file_name, "student_notebook": page.student_notebook}
+            for page in pages[language]
+        ]
+        (site_folder(output, words) / "pages.json").write_text(
+            json.dumps({"fast": fast, "pages": manifest}, indent=2) + "\n"
+        )
+    return pages[languages[0]]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -291,6 +359,9 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--fast", action="store_true", help="execute in fast mode (TFCOURSE_FAST=1): quick, untrained")
     mode.add_argument("--full", action="store_true", help="execute in full mode (TFCOURSE_FAST=0), the default")
     parser.add_argument("--only", nargs="+", metavar="ASSIGNMENT", help="these notebooks only")
+    parser.add_argument(
+        "--languages", nargs="+", choices=sorted(LANGUAGES), default=["en", "zh"], help="the editions to build"
+    )
     args = parser.parse_args(argv)
     assignments = COURSE.assignments()
     unknown = sorted(set(args.only or []) - set(assignments))
@@ -299,10 +370,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         assignments = [a for a in assignments if a in args.only]
     start = time.perf_counter()
-    pages = build(args.output, assignments, fast=args.fast)
+    pages = build(args.output, assignments, fast=args.fast, languages=tuple(args.languages))
     size = sum(f.stat().st_size for f in args.output.rglob("*") if f.is_file())
     print(
-        f"reader edition: {len(pages)} pages in {time.perf_counter() - start:.1f} s, {size / 1e6:.1f} MB, "
+        f"reader edition: {len(pages)} pages per language ({', '.join(args.languages)}) "
+        f"in {time.perf_counter() - start:.1f} s, {size / 1e6:.1f} MB, "
         f"{args.output / 'index.html'}"
     )
     return 0

@@ -1,13 +1,16 @@
-"""``python -m editions status LANGUAGE`` and ``python -m editions todo LANGUAGE ASSIGNMENT``.
+"""``python -m editions status LANGUAGE``, ``todo LANGUAGE ASSIGNMENT`` and ``release LANGUAGE``.
 
 ``status`` counts, per notebook, the Markdown cells translated, stale (the English changed since)
 and missing. ``todo`` prints each stale or missing cell of one notebook, its id, the hash to record
-and the English to translate, in the order of the notebook.
+and the English to translate, in the order of the notebook. ``release`` writes the translated
+student release, ``notebooks_LANGUAGE/`` (``make release`` runs it), and names the notebooks whose
+cells it had to leave in English.
 """
 
 import argparse
 
 from autograder.course.settings import assignment_ids
+from editions.release import release_directory, write_release
 from editions.translations import english_hash, load, markdown_cells
 
 
@@ -36,6 +39,13 @@ def todo(language: str, assignment: str) -> int:
     return 0
 
 
+def release(language: str) -> int:
+    for assignment, english in write_release(language):
+        state = "complete" if not english else f"{english} Markdown cells left in English (missing or stale)"
+        print(f"{release_directory(language)}/{assignment}: {state}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m editions", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -43,7 +53,10 @@ def main() -> int:
     todo_parser = commands.add_parser("todo", help="the English of each stale or missing cell of one notebook")
     todo_parser.add_argument("language")
     todo_parser.add_argument("assignment")
+    commands.add_parser("release", help="write the translated student release").add_argument("language")
     args = parser.parse_args()
+    if args.command == "release":
+        return release(args.language)
     return status(args.language) if args.command == "status" else todo(args.language, args.assignment)
 
 

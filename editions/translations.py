@@ -44,6 +44,9 @@ def load(language: str, assignment: str) -> dict[str, Translation]:
     if not path.exists():
         return {}
     entries = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    unquoted = [cell_id for cell_id in entries if not isinstance(cell_id, str)]
+    if unquoted:  # YAML reads an id of digits only as a number (an octal one if it starts with 0)
+        raise ValueError(f"{path}: quote these cell ids, YAML read them as numbers: {unquoted}")
     return {cell_id: Translation(entry["en"], entry["text"]) for cell_id, entry in entries.items()}
 
 

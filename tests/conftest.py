@@ -118,7 +118,8 @@ COSTLY_UNITS = {
     "notebook:05_encoder_decoder": 700,
     "tests/browser/test_student_flow.py": 700,
     "notebook:07_language_model": 600,
-    "tests/test_book.py": 400,
+    "tests/test_book.py": 600,  # both languages, and axe-core on every page
+    "tests/test_edition_grading.py": 150,
     "notebook:04_encoder": 350,
     "tests/grader/test_every_notebook.py:07": 350,
     "notebook:06_ag_news_classifier": 300,

@@ -5,9 +5,13 @@ for speed here.
 
 It must list every notebook in course order, show each notebook's figures, the reference
 answers and the visible tests, hold no hidden test, load nothing from another host (maths
-is MathML), and link each page to its student notebook.
+is MathML), and link each page to its student notebook. It is built in English and in Chinese
+(``zh/``): each page links to the same page in the other language and to its own language's
+student notebook, every figure has alt text in the page's language, and every page passes
+axe-core (npm, `make axe`) in Chromium with no serious or critical violation.
 """
 
+import os
 import re
 import subprocess
 import sys
@@ -21,6 +25,9 @@ from bs4 import BeautifulSoup
 from autograder.course import settings
 from autograder.course.notebooks import HIDDEN_TESTS, is_answer_cell, is_graded_test_cell
 from autograder.course.settings import REPO_ROOT
+from editions.release import release_notebook
+from tests.browser.axe import AXE_SCRIPT, audit, blocking, summary
+from tests.browser.lab import chromium_executable
 from tests.conftest import ASSIGNMENTS, TIMINGS
 from tests.support.harness import reference_figures
 from tests.support.notebooks import code_lines, read, solution_code, without_hidden_tests
@@ -62,8 +69,9 @@ def parsed(book: Path, name: str) -> BeautifulSoup:
 
 
 def html_pages(book: Path) -> list[Path]:
-    pages = sorted(book.glob("*.html"))
-    assert pages, "the site has no page"
+    """Every page, in both languages."""
+    pages = sorted(book.glob("*.html")) + sorted((book / "zh").glob("*.html"))
+    assert len(pages) == 2 * (len(ASSIGNMENTS) + 1), "the site lacks pages"
     return pages
 
 
@@ -149,3 +157,52 @@ def test_each_page_links_to_its_student_notebook(book: Path, assignment: str):
     expected = f"{settings.RELEASE_DIRECTORY}/{assignment}/{assignment}.ipynb"
     assert link is not None and link["href"] == expected
     assert (book / expected).read_bytes() == settings.release_notebook(assignment).read_bytes()
+
+
+def test_the_chinese_index_lists_every_notebook_and_each_page_links_to_the_other_language(book: Path):
+    index = parsed(book, "zh/index.html")
+    assert index.html["lang"] == "zh" and parsed(book, "index.html").html["lang"] == "en"
+    assert [a["href"] for a in index.find("main").select("ol a[href]")] == [f"{a}.html" for a in ASSIGNMENTS]
+    for assignment in ASSIGNMENTS:
+        english, chinese = parsed(book, f"{assignment}.html"), parsed(book, f"zh/{assignment}.html")
+        assert english.select_one("a.other-language")["href"] == f"zh/{assignment}.html"
+        assert chinese.select_one("a.other-language")["href"] == f"../{assignment}.html"
+
+
+def test_each_chinese_page_links_to_its_chinese_student_notebook(book: Path, assignment: str):
+    link = parsed(book, f"zh/{assignment}.html").select_one("a.student-notebook")
+    expected = f"notebooks_zh/{assignment}/{assignment}.ipynb"
+    assert link is not None and link["href"] == expected
+    assert (book / "zh" / expected).read_bytes() == release_notebook("zh", assignment).read_bytes()
+
+
+def test_every_figure_has_alt_text_that_says_what_it_shows_in_the_page_language(book: Path, assignment: str):
+    for page, opening in ((f"{assignment}.html", "Figure: "), (f"zh/{assignment}.html", "图：")):
+        images = parsed(book, page).select(".jp-OutputArea-output img")
+        assert images, f"{page} has no figure"
+        for img in images:
+            alt = img.get("alt", "")
+            # The figure's own title, axes and legend, then the prose's sentence about it.
+            assert alt.startswith(opening) and len(alt) > len(opening) + 20, f"{page}: alt text {alt!r}"
+            assert "No description has been provided" not in alt
+
+
+def test_every_page_passes_axe_core_with_no_serious_or_critical_violation(book: Path):
+    lacking = [
+        what
+        for what, present in (
+            ("Debian's chromium (make browser-test)", chromium_executable()),
+            ("axe-core (make axe: npm ci)", AXE_SCRIPT.is_file()),
+        )
+        if not present
+    ]
+    if lacking:
+        (pytest.fail if os.environ.get("CI") else pytest.skip)(f"missing: {', '.join(lacking)}")
+    start = time.perf_counter()
+    results = audit([book, book / "zh"])
+    TIMINGS["book: axe-core on every page"] = time.perf_counter() - start
+    assert len(results) == len(html_pages(book))
+    for page, violations in results.items():
+        print(page, summary(violations))
+    failing = {page: summary(blocking(violations)) for page, violations in results.items() if blocking(violations)}
+    assert not failing, failing

@@ -2,11 +2,15 @@
 
 One module per job: :mod:`tfcourse.device` (device choice and seeding),
 :mod:`tfcourse.modes` (fast mode under nbgrader and CI), :mod:`tfcourse.plots`
-(figures that return their ``Figure``) and :mod:`tfcourse.checks` (visible-test
+(figures that return their ``Figure``), :mod:`tfcourse.style` (the figures' colours and line
+styles, readable in greyscale, applied on import) and :mod:`tfcourse.checks` (visible-test
 helpers whose messages say what was expected, what came out and why).
 """
 
 from tfcourse.device import get_device, seed_everything
 from tfcourse.modes import fast_mode
+from tfcourse.style import apply_course_style
+
+apply_course_style()
 
 __all__ = ["fast_mode", "get_device", "seed_everything"]

@@ -1,7 +1,8 @@
 """``feedback``: one HTML page per student and notebook, with no hidden test and offline maths.
 
 nbgrader's own feedback shows the autograded notebook, hidden tests included, and loads
-MathJax from a CDN. Here each test cell shows the *release* text of the test (what the
+MathJax from a CDN. Here the page speaks the student's edition (English or Chinese, see
+:mod:`autograder.pipeline.feedback_text`), each test cell shows the *release* text of the test (what the
 student already had), its outcome and its failure message without the traceback (which
 would quote hidden lines); formulas are drawn by matplotlib's mathtext as inline SVG, with
 the TeX as alt text, and fall back to readable TeX where mathtext cannot draw them.
@@ -37,6 +38,7 @@ from autograder.course.course import Course  # noqa: E402
 from autograder.course.notebooks import HIDDEN_TESTS, grade_id, is_graded_test_cell  # noqa: E402
 from autograder.course.paths import SUBMISSION_MARKS  # noqa: E402
 from autograder.course.settings import RELEASE_DIRECTORY, SOURCE_DIRECTORY  # noqa: E402
+from autograder.pipeline.feedback_text import WORDS, words  # noqa: E402
 from autograder.pipeline.results import Status, SubmissionResult, load_results  # noqa: E402
 
 DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
@@ -148,22 +150,23 @@ def render_maths(markdown: str) -> str:
     return INLINE_MATH.sub(lambda m: formula_html(m.group(1), False), markdown)
 
 
-def summary_cell(result: SubmissionResult, notebook: str, secrets: Secrets) -> NotebookNode:
-    lines = [f"# Feedback: {result.assignment} / {notebook}", "",
-             f"**Student:** {result.student} &nbsp; **Status:** {result.status}"]  # fmt: skip
+def summary_cell(result: SubmissionResult, notebook: str, secrets: Secrets, say: dict = WORDS["en"]) -> NotebookNode:
+    """The summary at the top of the page, in the words ``say`` of the student's edition."""
+    lines = [f"# {say['feedback']}: {result.assignment} / {notebook}", "",
+             f"**{say['student']}:** {result.student} &nbsp; **{say['status']}:** {result.status}"]  # fmt: skip
     if result.reason:
-        lines.append(f"**Note:** {html.escape(secrets.scrub(result.reason))}")
+        lines.append(f"**{say['note']}:** {html.escape(secrets.scrub(result.reason))}")
     tests = [t for t in result.tests if t.notebook == notebook]
     score, most = sum(t.score for t in tests), sum(t.max_score for t in tests)
-    lines += ["", f"**Autograded score:** {score:g} / {most:g} (written answers are graded by hand)", "",
-              "| test | points | result | message |", "| --- | --- | --- | --- |"]  # fmt: skip
+    lines += ["", f"**{say['score']}:** {score:g} / {most:g} ({say['by_hand']})", "",
+              "| " + " | ".join(say["columns"]) + " |", "| --- | --- | --- | --- |"]  # fmt: skip
     for test in tests:
-        verdict = "passed" if test.score == test.max_score else "failed"
+        verdict = say["passed"] if test.score == test.max_score else say["failed"]
         message = secrets.scrub(test.message.splitlines()[0] if test.message else "")
         message = html.escape(message).replace("|", "\\|")
         lines.append(f"| `{test.grade_id}` | {test.score:g} / {test.max_score:g} | {verdict} | {message} |")
     if result.flags:
-        lines += ["", "**Checks that need a look by the instructor:**", ""]
+        lines += ["", f"**{say['checks']}:**", ""]
         lines += [f"- {html.escape(secrets.scrub(flag))}" for flag in result.flags]
     return new_markdown_cell("\n".join(lines))
 
@@ -189,7 +192,7 @@ def feedback_html(result: SubmissionResult, notebook_name: str, course: Course, 
     release = nbformat.read(course.release_folder(result.assignment) / f"{notebook_name}.ipynb", 4)
     path = autograded / f"{notebook_name}.ipynb"
     notebook = student_view(nbformat.read(path, 4), release, secrets) if path.exists() else new_notebook()
-    notebook.cells.insert(0, summary_cell(result, notebook_name, secrets))
+    notebook.cells.insert(0, summary_cell(result, notebook_name, secrets, words(notebook)))
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
             cell.source = render_maths(cell.source)

@@ -1,0 +1,41 @@
+"""The words of the feedback page's summary, in the language of the edition the student worked in.
+
+A submission of the Chinese edition (``notebooks_zh/``, whose metadata names its edition, see
+:func:`editions.release.edition`) gets its summary in Chinese; its own Markdown cells are already
+Chinese, since nbgrader restores only locked and graded cells and the course's prose cells are
+neither.
+"""
+
+from editions.release import edition
+
+WORDS = {
+    "en": {
+        "feedback": "Feedback",
+        "student": "Student",
+        "status": "Status",
+        "note": "Note",
+        "score": "Autograded score",
+        "by_hand": "written answers are graded by hand",
+        "columns": ("test", "points", "result", "message"),
+        "passed": "passed",
+        "failed": "failed",
+        "checks": "Checks that need a look by the instructor",
+    },
+    "zh": {
+        "feedback": "反馈",
+        "student": "学生",
+        "status": "状态",
+        "note": "说明",
+        "score": "自动评分",
+        "by_hand": "书面回答由教师人工评分",
+        "columns": ("测试", "分数", "结果", "信息"),
+        "passed": "通过",
+        "failed": "未通过",
+        "checks": "需要教师查看的检查项",
+    },
+}
+
+
+def words(notebook) -> dict:
+    """The summary's words for the edition ``notebook`` belongs to (English for an unknown one)."""
+    return WORDS.get(edition(notebook), WORDS["en"])

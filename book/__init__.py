@@ -1,0 +1,1 @@
+"""The reader edition (`make book`): book/build.py and the modules it uses."""

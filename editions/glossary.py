@@ -1,0 +1,129 @@
+"""The glossary check: where an English cell uses a glossary term, its translation uses the glossary's term.
+
+An English term is found in a cell's prose (code, maths and link targets cut out, see
+:func:`editions.markup.prose`) as a whole word or phrase, in any case, in the singular or plural
+(``query``/``queries``, ``batch``/``batches``), with a hyphen, a space or a line break between its
+words (``warm-up``, ``warm up``) and British or American spelling (``normalisation``). Longer terms
+are found first and hide the words they contain: ``key-value cache`` asks for 键值缓存, not also 键
+and 值; ``rotary position embedding`` does not ask for 嵌入.
+
+The translation must then contain the Chinese term, or one of its accepted forms: the text before
+a full-width parenthesis (暂退法 for 暂退法（dropout）), the English in it (dropout), or a form the
+glossary lists under ``also``; and none of the variants listed under ``not`` (层规范化 for 层归一化),
+except those marked as wrong in one sense only (``标记（指词元时）``), which no program can tell.
+An entry ``{en: A / B, zh: 甲 / 乙}`` is two terms, A -> 甲 and B -> 乙.
+
+An English word can be used in another sense than the glossary's (a mask that *masks*, the "values"
+of a tensor, the model's output *head*): ``glossary_exceptions.yaml`` beside the glossary lists,
+per notebook and cell id, the terms not to check there, each with the reason.
+"""
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from editions.markup import prose
+from editions.translations import EDITIONS
+
+PARENTHESISED = re.compile(r"^(.*?)（(.*?)）$")
+
+
+@dataclass(frozen=True)
+class Term:
+    english: str
+    chinese: str
+    first: str
+    also: tuple[str, ...] = ()
+    wrong: tuple[str, ...] = ()
+    pattern: re.Pattern = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pattern", english_pattern(self.english))
+
+    @property
+    def accepted(self) -> tuple[str, ...]:
+        forms = [self.chinese, *self.also]
+        match = PARENTHESISED.match(self.chinese)
+        if match:
+            forms += [match.group(1), match.group(2)]
+        # An English word kept in the Chinese may stand in the singular (logit for logits).
+        forms += [form[:-1] for form in forms if form.isascii() and form.endswith("s") and len(form) > 3]
+        return tuple(form for form in forms if form)
+
+
+def english_pattern(term: str) -> re.Pattern:
+    """The term as a regular expression: whole words, any case, plural and spelling variants."""
+    words = re.split(r"[-\s]+", term.strip())
+    parts = [re.escape(word).replace("isation", "i[sz]ation") for word in words]
+    last = words[-1]
+    if last.endswith("y") and len(last) > 2 and last[-2] not in "aeiou":
+        parts[-1] = re.escape(last[:-1]) + "(?:y|ies)"
+    elif re.search(r"(s|x|z|ch|sh)$", last):
+        parts[-1] += "(?:es)?"
+    else:
+        parts[-1] += "s?"
+    return re.compile(r"(?<![\w-])" + r"[-\s]*".join(parts) + r"(?![\w-])", re.I)
+
+
+ONE_SENSE_ONLY = re.compile(r"（指.*时）")
+
+
+def entry_terms(entry: dict) -> list[Term]:
+    """The terms of one glossary entry: one, or one per pair of an ``A / B`` entry."""
+    english, chinese = [e.strip() for e in entry["en"].split(" / ")], [z.strip() for z in str(entry["zh"]).split(" / ")]
+    if len(english) != len(chinese):
+        english, chinese = [entry["en"]], [str(entry["zh"])]
+    wrong = tuple(w for w in entry.get("not", ()) if not ONE_SENSE_ONLY.search(str(w)))
+    also = tuple(entry.get("also", ()))
+    return [Term(en, zh, entry.get("first", ""), also, wrong) for en, zh in zip(english, chinese, strict=True)]
+
+
+def load_terms(language: str = "zh", path: Path | None = None) -> list[Term]:
+    """The glossary's terms, longest English first."""
+    data = yaml.safe_load((path or EDITIONS / language / "glossary.yaml").read_text(encoding="utf-8"))
+    terms = [term for entry in data["terms"] for term in entry_terms(entry)]
+    return sorted(terms, key=lambda term: -len(term.english))
+
+
+def load_exceptions(language: str, assignment: str) -> dict[str, set[str]]:
+    """Cell id -> the English terms not to check in that cell (used there in another sense)."""
+    path = EDITIONS / language / "glossary_exceptions.yaml"
+    data = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}) if path.exists() else {}
+    return {cell: {entry["term"] for entry in entries} for cell, entries in (data.get(assignment) or {}).items()}
+
+
+def terms_used(english: str, terms: list[Term]) -> list[Term]:
+    """The glossary terms the English cell uses in its prose, longer terms hiding the words they contain."""
+    text, used = prose(english), []
+    for term in terms:
+        text, found = term.pattern.subn(lambda m: "\0" * len(m.group(0)), text)
+        if found:
+            used.append(term)
+    return used
+
+
+@dataclass(frozen=True)
+class Problem:
+    cell_id: str
+    term: Term
+    wrong: str | None = None  # the forbidden variant found, or None when the term is missing
+
+    def __str__(self) -> str:
+        if self.wrong:
+            return f"{self.cell_id}: '{self.term.english}' is {self.term.chinese}, not {self.wrong}"
+        return f"{self.cell_id}: '{self.term.english}' should be {self.term.chinese} (accepted: {self.term.accepted})"
+
+
+def check_cell(
+    cell_id: str, english: str, translated: str, terms: list[Term], skip: set[str] = frozenset()
+) -> tuple[int, list[Problem]]:
+    """How many terms the cell uses, and each term its translation renders otherwise (``skip``: terms not checked)."""
+    used = [term for term in terms_used(english, terms) if term.english not in skip]
+    words, problems = prose(translated), []
+    for term in used:
+        if not any(form.lower() in words.lower() for form in term.accepted):
+            problems.append(Problem(cell_id, term))
+        problems += [Problem(cell_id, term, wrong) for wrong in term.wrong if wrong in words]
+    return len(used), problems

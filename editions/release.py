@@ -1,0 +1,105 @@
+"""The translated student release: the English release with each Markdown cell's text in another language.
+
+    python -m editions release zh     (``make release`` runs it after nbgrader)
+
+``notebooks_<language>/NN_name/NN_name.ipynb`` is ``notebooks/NN_name/NN_name.ipynb`` with the text
+of every Markdown cell replaced by its current translation, found by cell id. Nothing else changes:
+code cells, tests, cell ids, nbgrader metadata and checksums are the English release's, byte for
+byte once serialised, so a submission of either edition is graded by the same gradebook.
+
+Two kinds of Markdown cell keep the English release's text:
+
+- the written answers a student fills (nbgrader ``solution`` cells): the release holds nbgrader's
+  ``YOUR ANSWER HERE``, whose checksum tells nbgrader an answer was left blank; their translation
+  is the *model answer*, for the reader edition;
+- a cell whose translation is missing or stale (its English changed since): the English text is
+  the only correct one. :func:`untranslated` lists them, and ``tests/test_edition_text.py`` fails
+  until there are none, so a notebook's edition is complete only when its translation is.
+
+The notebook's metadata records the edition (``tfcourse.edition``), which the feedback reads to
+speak the student's language.
+"""
+
+import copy
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+
+from autograder.course import settings
+from autograder.course.notebooks import is_student_cell
+from editions.translations import Translation, english_hash, load
+
+EDITION_KEY = "tfcourse"
+
+
+def release_directory(language: str) -> str:
+    return f"{settings.RELEASE_DIRECTORY}_{language}"
+
+
+def release_notebook(language: str, assignment: str, root: Path = settings.REPO_ROOT) -> Path:
+    return root / release_directory(language) / assignment / f"{assignment}.ipynb"
+
+
+def edition(notebook: NotebookNode) -> str:
+    """The language a notebook's prose is in: ``en`` unless its metadata names an edition."""
+    return notebook.get("metadata", {}).get(EDITION_KEY, {}).get("edition", "en")
+
+
+def current(translations: dict[str, Translation], cell_id: str, english: str) -> str | None:
+    """The translation of a cell whose English is ``english``, or None when missing or stale."""
+    entry = translations.get(cell_id)
+    return entry.text if entry is not None and entry.english_hash == english_hash(english) else None
+
+
+def translate(
+    release: NotebookNode, source: NotebookNode, translations: dict[str, Translation], language: str
+) -> NotebookNode:
+    """The translated edition of ``release``; ``source`` is its solution notebook, whose English the hashes name."""
+    english = {cell.id: cell.source for cell in source.cells if cell.cell_type == "markdown"}
+    translated = copy.deepcopy(release)
+    for cell in translated.cells:
+        if cell.cell_type != "markdown" or is_student_cell(cell) or cell.id not in english:
+            continue
+        text = current(translations, cell.id, english[cell.id])
+        if text is not None:
+            cell.source = text
+    translated.metadata[EDITION_KEY] = {"edition": language}
+    return translated
+
+
+def untranslated(source: NotebookNode, translations: dict[str, Translation]) -> list[str]:
+    """Ids of the source's Markdown cells whose translation is missing or stale."""
+    return [
+        cell.id
+        for cell in source.cells
+        if cell.cell_type == "markdown" and current(translations, cell.id, cell.source) is None
+    ]
+
+
+def translated_release(language: str, assignment: str, root: Path = settings.REPO_ROOT) -> NotebookNode:
+    """What ``python -m editions release`` writes for one notebook, from the files as they are now."""
+    release = nbformat.read(settings.release_notebook(assignment, root), as_version=4)
+    source = nbformat.read(settings.source_notebook(assignment, root), as_version=4)
+    return translate(release, source, load(language, assignment), language)
+
+
+def serialised(notebook: NotebookNode) -> str:
+    """A notebook as nbgrader writes a release (nbformat's JSON, one trailing newline)."""
+    return nbformat.writes(notebook) + "\n"
+
+
+def write_release(language: str, root: Path = settings.REPO_ROOT) -> list[tuple[str, int]]:
+    """Write every notebook's translated release; return (assignment, cells left in English) per notebook."""
+    written = []
+    folder = root / release_directory(language)
+    for assignment in settings.assignment_ids(root):
+        path = release_notebook(language, assignment, root)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(serialised(translated_release(language, assignment, root)), encoding="utf-8")
+        source = nbformat.read(settings.source_notebook(assignment, root), as_version=4)
+        written.append((assignment, len(untranslated(source, load(language, assignment)))))
+    for stray in sorted(folder.glob("*/*.ipynb")):
+        if stray.parent.name not in settings.assignment_ids(root):
+            stray.unlink()
+    return written

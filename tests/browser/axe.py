@@ -1,0 +1,82 @@
+"""axe-core (npm, pinned in package.json; `make axe` runs `npm ci`) run on the reader edition's pages in Chromium.
+
+    python -m tests.browser.axe build/book [build/book/zh] [--json results.json]
+
+prints, per page, the violations by impact and by rule (the number of elements each rule flags).
+``tests/test_book.py`` asserts there is no serious or critical one.
+"""
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from autograder.course.settings import REPO_ROOT
+from tests.browser.lab import CHROMIUM_FLAGS, chromium_executable
+
+AXE_SCRIPT = REPO_ROOT / "node_modules" / "axe-core" / "axe.min.js"
+BLOCKING = ("serious", "critical")
+
+
+def run_axe(page, url: str) -> list[dict]:
+    """axe-core's violations on ``url``: one dict per rule broken (id, impact, help, nodes)."""
+    page.goto(url)
+    page.add_script_tag(path=str(AXE_SCRIPT))
+    result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
+    return [
+        {
+            "id": v["id"],
+            "impact": v["impact"],
+            "help": v["help"],
+            "nodes": len(v["nodes"]),
+            "examples": [node["target"] for node in v["nodes"][:3]],
+        }
+        for v in result["violations"]
+    ]
+
+
+def summary(violations: list[dict]) -> dict:
+    """Flagged elements by impact, and by ``impact/rule``."""
+    by_impact, by_rule = Counter(), Counter()
+    for v in violations:
+        by_impact[v["impact"]] += v["nodes"]
+        by_rule[f"{v['impact']}/{v['id']}"] += v["nodes"]
+    return {"by_impact": dict(by_impact), "by_rule": dict(sorted(by_rule.items()))}
+
+
+def blocking(violations: list[dict]) -> list[dict]:
+    return [v for v in violations if v["impact"] in BLOCKING]
+
+
+def audit(sites: list[Path]) -> dict[str, list[dict]]:
+    """Page (relative to the first site's parent) -> its violations, for every HTML page of the sites."""
+    from playwright.sync_api import sync_playwright
+
+    results = {}
+    with sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=chromium_executable(), args=CHROMIUM_FLAGS, headless=True)
+        page = browser.new_page()
+        for site in sites:
+            for path in sorted(site.glob("*.html")):
+                results[str(path.relative_to(sites[0].parent))] = run_axe(page, path.resolve().as_uri())
+        browser.close()
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sites", nargs="+", type=Path)
+    parser.add_argument("--json", type=Path, help="write every violation there")
+    args = parser.parse_args(argv)
+    results = audit(args.sites)
+    for page, violations in results.items():
+        counts = summary(violations)
+        print(f"{page}: {counts['by_impact']}  {counts['by_rule']}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
+    return 1 if any(blocking(v) for v in results.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

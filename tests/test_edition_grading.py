@@ -1,0 +1,84 @@
+"""Graded the same in either edition (COURSE_SPEC section 8), on 01 only: a real grading run is costly.
+
+The Chinese notebook is made in the throw-away course from that course's English release, by the
+same function as ``notebooks_zh/`` (its text: the committed translation of 01 over a five-cell
+sample, tests/support/editions.py). Filled with the reference answers, it validates, scores full
+marks under plain nbgrader and under ``python -m autograder grade``, exactly as the English one
+does, and its feedback keeps the student's language.
+"""
+
+import re
+import time
+
+import nbformat
+import pytest
+from nbgrader.validator import Validator
+
+from autograder.cli import main
+from autograder.course.notebooks import fill_answers, reference_answers
+from autograder.pipeline.grade import grade
+from editions.release import translate
+from tests.conftest import TIMINGS
+from tests.support.course import ThrowawayCourse
+from tests.support.editions import LANGUAGE, SAMPLE_ASSIGNMENT, translations_with_sample
+from tests.support.nbgrader_course import autograde, generate, submit
+from tests.support.notebooks import read
+
+pytestmark = pytest.mark.slow
+ASSIGNMENT = SAMPLE_ASSIGNMENT
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+
+
+def submissions(course) -> dict:
+    """Student -> notebook: the reference answers in each edition, and the untouched Chinese release."""
+    release, source = read(course.release_notebook(ASSIGNMENT)), read(course.source_notebook(ASSIGNMENT))
+    chinese = translate(release, source, translations_with_sample(ASSIGNMENT), LANGUAGE)
+    answers = reference_answers(source)
+    return {"en": fill_answers(release, answers), "zh": fill_answers(chinese, answers), "zh_blank": chinese}
+
+
+def chinese_cells(notebook) -> list[str]:
+    return [cell.source for cell in notebook.cells if cell.cell_type == "markdown" and CHINESE.search(cell.source)]
+
+
+def test_plain_nbgrader_grades_both_editions_the_same(throwaway_course: ThrowawayCourse, tmp_path):
+    course = throwaway_course(ASSIGNMENT, name="edition-nbgrader", release=False)
+    api = generate(course, ASSIGNMENT)
+    notebooks = submissions(course)
+    path = tmp_path / f"{ASSIGNMENT}.ipynb"
+    nbformat.write(notebooks["zh"], path)
+    assert Validator().validate(str(path)) == {}, "the Chinese notebook with the reference answers fails validation"
+    scores = {}
+    for student, notebook in notebooks.items():
+        submit(course, ASSIGNMENT, student, notebook)
+        start = time.perf_counter()
+        scores[student] = autograde(api, course, ASSIGNMENT, student)
+        TIMINGS[f"edition: nbgrader autograde {student}"] = time.perf_counter() - start
+    full = {name: cell.max_score for name, cell in scores["en"].items()}
+    for student in ("en", "zh"):
+        assert {name: cell.auto_score for name, cell in scores[student].items()} == full, student
+    assert sum(cell.auto_score or 0 for cell in scores["zh_blank"].values()) == 0
+    autograded = read(course.grading.autograded("zh", ASSIGNMENT) / f"{ASSIGNMENT}.ipynb")
+    assert chinese_cells(autograded) == chinese_cells(notebooks["zh"]) != [], "autograde changed the Chinese prose"
+
+
+def test_the_course_grader_grades_both_editions_the_same_and_answers_in_the_students_language(
+    throwaway_course: ThrowawayCourse,
+):
+    course = throwaway_course(ASSIGNMENT, name="edition-grade")
+    notebooks = submissions(course)
+    for student in ("en", "zh"):
+        submit(course, ASSIGNMENT, student, notebooks[student])
+    start = time.perf_counter()
+    results = {r.student: r for r in grade(course, jobs=2, progress=False)}
+    TIMINGS["edition: autograder grade en + zh"] = time.perf_counter() - start
+    full = sum(test.max_score for test in results["en"].tests)
+    assert results["en"].score == results["zh"].score == full, {s: (r.status, r.reason) for s, r in results.items()}
+    assert [(t.grade_id, t.score) for t in results["en"].tests] == [(t.grade_id, t.score) for t in results["zh"].tests]
+
+    assert main(["--root", str(course.root), "feedback"]) == 0
+    pages = {s: (course.grading.feedback(s, ASSIGNMENT) / f"{ASSIGNMENT}.html").read_text() for s in ("en", "zh")}
+    assert "自动评分" in pages["zh"] and "Autograded score" not in pages["zh"]
+    assert "Autograded score" in pages["en"] and not CHINESE.search(pages["en"])
+    title = chinese_cells(notebooks["zh"])[0].splitlines()[0].lstrip("# ")
+    assert title in pages["zh"], "the feedback lost the Chinese text of the student's notebook"

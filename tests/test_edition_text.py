@@ -1,0 +1,128 @@
+"""The Chinese edition is kept in step with the English (COURSE_SPEC section 8), one notebook at a time.
+
+Per notebook, each test fails until ``editions/zh/NN_name.yaml`` translates every Markdown cell of
+``solutions/NN_name/NN_name.ipynb`` from its current English (``python -m editions status zh``,
+``python -m editions todo zh NN_name``). A notebook with no translation file fails every test here.
+"""
+
+import pytest
+
+from editions import checks
+from editions.glossary import check_cell, load_terms, terms_used
+from editions.translations import Translation, english_hash, load, markdown_cells, translation_file
+from tests.support.editions import LANGUAGE, SAMPLE_ASSIGNMENT, sample
+
+
+def translations(assignment: str) -> dict[str, Translation]:
+    if not translation_file(LANGUAGE, assignment).exists():
+        pytest.fail(f"{translation_file(LANGUAGE, assignment)} does not exist: {assignment} has no Chinese text yet")
+    return load(LANGUAGE, assignment)
+
+
+def test_every_markdown_cell_has_a_translation_of_its_current_english(assignment: str):
+    problems = checks.stale_or_missing(markdown_cells(assignment), translations(assignment))
+    stale = [cell for cell, state in problems.items() if state == "stale"]
+    missing = [cell for cell, state in problems.items() if state == "missing"]
+    assert not problems, (
+        f"{assignment}: {len(stale)} stale {stale[:8]}, {len(missing)} missing {missing[:8]} "
+        f"(python -m editions todo zh {assignment})"
+    )
+
+
+def test_no_translation_of_a_cell_the_notebook_no_longer_has(assignment: str):
+    assert not checks.orphaned(markdown_cells(assignment), translations(assignment))
+
+
+def test_translations_keep_formulas_code_links_and_answer_markers(assignment: str):
+    mismatches = checks.markup_mismatches(markdown_cells(assignment), translations(assignment))
+    report = [f"{cell}: {kind} en {en} / zh {zh}" for cell, d in mismatches.items() for kind, (en, zh) in d.items()]
+    assert not report, "\n".join(report)
+
+
+def test_translations_use_the_glossary_terms(assignment: str, record_property):
+    cells, uses, problems = checks.glossary_problems(
+        markdown_cells(assignment), translations(assignment), LANGUAGE, assignment
+    )
+    record_property("glossary", f"{cells} cells, {uses} term uses checked")
+    print(f"{assignment}: glossary checked {uses} term uses in {cells} cells")
+    assert cells, f"{assignment}: no current translation uses a glossary term: nothing was checked"
+    assert not problems, "\n".join(map(str, problems))
+
+
+# The checkers themselves, on the sample of 01 (so that they are proven before the translations arrive).
+
+
+def test_the_sample_translation_passes_every_check():
+    english, sample_text = markdown_cells(SAMPLE_ASSIGNMENT), sample()
+    current = {cell: sample_text[cell] for cell in sample_text}
+    assert not {c: s for c, s in checks.stale_or_missing(english, current).items() if c in sample_text}
+    assert not checks.markup_mismatches(english, current)
+    cells, uses, problems = checks.glossary_problems(english, current)
+    assert cells >= 3 and uses >= 15 and not problems, problems
+
+
+def test_a_changed_english_cell_makes_its_translation_stale():
+    english, translated = markdown_cells(SAMPLE_ASSIGNMENT), sample()
+    cell = next(iter(translated))
+    changed = {**english, cell: english[cell] + " One more sentence."}
+    assert checks.stale_or_missing(changed, translated)[cell] == "stale"
+    assert checks.stale_or_missing(english, {c: t for c, t in translated.items() if c != cell})[cell] == "missing"
+
+
+@pytest.mark.parametrize(
+    ("kind", "damage"),
+    [
+        ("formulas", lambda text: text.replace("$\\sqrt{d_k}$", "根号 d_k", 1)),
+        ("code spans", lambda text: text.replace("`(B, L, D)`", "(B, L, D)", 1)),
+        ("links", lambda text: text + "\n见 [文档](https://pytorch.org)。"),
+        ("answer markers", lambda text: text + "\n\nYOUR ANSWER HERE"),
+        ("hints", lambda text: text + "\n<details><summary>Hint 1</summary>提示</details>"),
+        ("headings", lambda text: text.replace("# 01 · ", "01 · ", 1)),
+    ],
+)
+def test_a_lost_or_added_formula_code_span_link_or_marker_is_caught(kind, damage):
+    english, translated = markdown_cells(SAMPLE_ASSIGNMENT), sample()
+    cell = "89fbad45"  # the title cell: formulas, code spans and a heading
+    broken = damage(translated[cell].text)
+    assert broken != translated[cell].text, "the damage changed nothing: the test would prove nothing"
+    found = checks.markup_mismatches(english, {cell: Translation(english_hash(english[cell]), broken)})
+    assert kind in found.get(cell, {}), found
+
+
+GLOSSARY = """
+terms:
+  - {en: token, zh: 词元, not: [令牌, 标记（指词元时）]}
+  - {en: layer normalisation, zh: 层归一化, not: [层规范化]}
+  - {en: attention, zh: 注意力}
+  - {en: heatmap, zh: 热力图}
+  - {en: dropout, zh: 暂退法（dropout）}
+  - {en: mean pooling / max pooling, zh: 平均池化 / 最大池化}
+"""
+
+
+def test_the_glossary_check_catches_a_missing_term_and_a_wrong_variant(tmp_path):
+    (tmp_path / "glossary.yaml").write_text(GLOSSARY, encoding="utf-8")
+    terms = load_terms(LANGUAGE, tmp_path / "glossary.yaml")
+    english = "The layer normalisation of each token, and the attention heatmap."
+    good = "每个词元的层归一化，以及注意力热力图。"
+    assert check_cell("x", english, good, terms) == (4, [])
+    _, problems = check_cell("x", english, "每个令牌的层规范化，以及注意力热力图。", terms)
+    assert {(p.term.english, p.wrong) for p in problems} == {
+        ("token", None), ("token", "令牌"), ("layer normalisation", None), ("layer normalisation", "层规范化")
+    }  # fmt: skip
+    # A variant wrong in one sense only (标记 for a token, right for a marker) is not flagged.
+    assert check_cell("x", "Each token.", "每个词元的标记。", terms) == (1, [])
+    # Full and short forms of a glossed term; paired entries; a term skipped in a cell.
+    assert check_cell("x", "Dropout, then dropout.", "暂退法（dropout），然后暂退法。", terms) == (1, [])
+    assert check_cell("x", "Mean pooling beats max pooling.", "平均池化胜过最大池化。", terms) == (2, [])
+    assert check_cell("x", "Each token.", "每个字。", terms, skip={"token"}) == (0, [])
+
+
+def test_the_glossary_reads_prose_only_and_longer_terms_first():
+    terms = load_terms(LANGUAGE)
+    english = (
+        "A `mask` argument; the key-value cache; rotary position embeddings; $key$ at https://x.org/token; "
+        "[*Attention Is All You Need*](https://arxiv.org/abs/1706.03762)."
+    )
+    used = sorted(term.english for term in terms_used(english, terms))
+    assert used == ["key-value cache", "rotary position embedding"], used
