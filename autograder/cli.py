@@ -6,6 +6,7 @@ grade                autograde in isolation, in parallel, resumably
 feedback             HTML per student without hidden tests, maths offline; flagged ones held
 export               grades.csv with status, reason and per-test columns (--format canvas|moodle: the LMS's import)
 report               class report (HTML with figures)
+similarity           pairs of answers closer than independent work explains (HTML page, similarity.json)
 """
 
 import argparse
@@ -23,6 +24,10 @@ from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
 from autograder.pipeline import collect, export, feedback, grade, profile, report, sanitize
 from autograder.pipeline.results import Status, SubmissionResult
+from autograder.pipeline.similarity import compare as similarity
+from autograder.pipeline.similarity import page as similarity_page
+from autograder.pipeline.similarity.answers import release_code
+from autograder.pipeline.similarity.fingerprints import boilerplate_hashes
 
 
 def dask_executor(address: str) -> Executor:
@@ -156,6 +161,21 @@ def run_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_similarity(args: argparse.Namespace) -> int:
+    results, sections = [], []
+    for assignment in similarity.handed_in(args.course, args.assignment):
+        result, work = similarity.compare_assignment(args.course, assignment, args.jobs)
+        results.append(result)
+        sections.append(
+            similarity_page.assignment_section(result, work, boilerplate_hashes(release_code(work.release)))
+        )
+        print(f"{assignment:24s} {len(result.students):4d} submissions, {len(result.listed()):4d} pairs listed, "
+              f"{len(result.reference_copies):4d} answers identical to the reference")  # fmt: skip
+    print(f"results -> {similarity.save(args.course, results)}")
+    print(f"page    -> {similarity_page.write_page(sections, args.output)}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(prog="python -m autograder", description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
@@ -215,6 +235,12 @@ def parser() -> argparse.ArgumentParser:
     step = commands.add_parser("report", help="class report HTML")
     step.add_argument("--output", type=Path, default=Path("report.html"))
     step.set_defaults(run=run_report)
+
+    step = commands.add_parser("similarity", help="rank pairs of answers closer than independent work explains")
+    step.add_argument("--assignment", nargs="+", action="extend", help="repeat or list several")
+    step.add_argument("--jobs", type=int, default=similarity.default_jobs(), help="processes for the fingerprints")
+    step.add_argument("--output", type=Path, default=Path("similarity.html"))
+    step.set_defaults(run=run_similarity)
     return main
 
 

@@ -1,0 +1,213 @@
+"""The ``similarity`` step: every pair of a class's answers compared, per exercise and per notebook.
+
+Each answer is fingerprinted once (:mod:`.fingerprints`, the release's own code removed), and
+all pairs are scored from the fingerprint sets at once (:mod:`.scores`). A pair is *listed*
+when its notebook z-score reaches :data:`LISTED_Z`; an answer that is the reference solution
+itself (the same fingerprints) is listed apart, with how many students handed in the same.
+The results are kept in ``grading/similarity.json`` (the export's ``closest match`` columns
+read it); the page (:mod:`.page`) shows the listed pairs side by side.
+"""
+
+import json
+import multiprocessing
+import os
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import nbformat
+import numpy as np
+
+from autograder.course.course import Course
+from autograder.pipeline.similarity import scores
+from autograder.pipeline.similarity.answers import (
+    ADDED,
+    ClassWork,
+    exercises,
+    read_class,
+    reference_solutions,
+    release_code,
+)
+from autograder.pipeline.similarity.fingerprints import boilerplate_hashes, fingerprint
+
+RESULTS_FILE = "similarity.json"  # in the grading folder
+LISTED_Z = 3.5  # Iglewicz and Hoaglin's cut-off for a robust z-score: an outlier, worth a look
+
+
+@dataclass
+class Pair:
+    """Two students' submissions of one notebook: how close, and how far above the class's pairs."""
+
+    first: str
+    second: str
+    score: float  # Dice overlap of all their answers (added cells included)
+    z: float  # robust z of the exercises' rarity evidence summed (see scores.rarity_evidence)
+    exercises: dict[str, tuple[float, float]] = field(default_factory=dict)  # part -> (score, z), both answered
+
+
+@dataclass
+class ReferenceCopy:
+    """An answer with the very fingerprints of the reference solution."""
+
+    student: str
+    exercise: str
+    same: int  # students whose answer to this exercise is the reference's, this one included
+
+
+@dataclass
+class ExerciseStats:
+    pairs: int  # pairs where both answered
+    median: float
+    mad: float
+
+
+@dataclass
+class AssignmentSimilarity:
+    assignment: str
+    students: list[str]
+    parts: list[str]  # the exercises (grade ids) and, when someone added code cells, ADDED
+    pairs: list[Pair]  # every pair, highest notebook z-score first
+    stats: dict[str, ExerciseStats]
+    reference_copies: list[ReferenceCopy]
+    unreadable: dict[str, str]
+
+    def listed(self) -> list[Pair]:
+        return [pair for pair in self.pairs if pair.z >= LISTED_Z]
+
+    def closest(self) -> dict[str, Pair]:
+        """Each student's pair of highest notebook z-score."""
+        found: dict[str, Pair] = {}
+        for pair in self.pairs:  # highest first, so the first seen wins
+            for student in (pair.first, pair.second):
+                found.setdefault(student, pair)
+        return found
+
+
+_FORKED: dict = {}  # what the forked fingerprinting workers read: the answers and the boilerplate
+
+
+def _hash_sets(indices: range) -> list[dict[str, frozenset[int]]]:
+    work, parts, boilerplate = _FORKED["work"], _FORKED["parts"], _FORKED["boilerplate"]
+    return [
+        {part: frozenset(fingerprint(work.submissions[i].answers.get(part, ""), boilerplate).positions)
+         for part in parts}
+        for i in indices
+    ]  # fmt: skip
+
+
+def hash_sets(work: ClassWork, parts: list[str], boilerplate: frozenset[int], jobs: int) -> list[dict]:
+    """Per submission, ``{part: its fingerprint set}``; on ``jobs`` forked processes when there are many.
+
+    Forked, so that the workers find the answers in memory instead of pickled.
+    """
+    count = len(work.submissions)
+    _FORKED.update(work=work, parts=parts, boilerplate=boilerplate)
+    if jobs <= 1 or count < 100 or "fork" not in multiprocessing.get_all_start_methods():
+        return _hash_sets(range(count))
+    step = -(-count // jobs)
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        chunks = pool.map(_hash_sets, [range(i, min(i + step, count)) for i in range(0, count, step)])
+    return [sets for chunk in chunks for sets in chunk]
+
+
+def compare_class(work: ClassWork, reference: dict[str, str], jobs: int = 1) -> AssignmentSimilarity:
+    """Every pair of ``work``'s submissions scored, per part and per notebook."""
+    boilerplate = boilerplate_hashes(release_code(work.release))
+    parts = exercises(work.release)
+    if any(ADDED in s.answers for s in work.submissions):
+        parts.append(ADDED)
+    sets = hash_sets(work, parts, boilerplate, jobs)
+    students = [s.student for s in work.submissions]
+    part_scores, part_z, answered, stats = {}, {}, {}, {}
+    for part in parts:
+        column = [student_sets[part] for student_sets in sets]
+        part_scores[part] = scores.dice_scores(column)
+        answered[part] = scores.answered_pairs(column)
+        part_z[part], median, mad = scores.robust_z(part_scores[part], answered[part])
+        stats[part] = ExerciseStats(int(answered[part].sum()), median, mad)
+    everything = [frozenset().union(*student_sets.values()) for student_sets in sets]
+    notebook = scores.dice_scores(everything)
+    evidence = sum(scores.rarity_evidence(part_scores[p], answered[p]) for p in parts)
+    combined, _, _ = scores.robust_z(evidence, scores.answered_pairs(everything), scores.EVIDENCE_MAD_FLOOR)
+    pairs = [
+        Pair(students[i], students[j], float(notebook[i, j]), float(combined[i, j]),
+             {part: (float(part_scores[part][i, j]), float(part_z[part][i, j]))
+              for part in parts if answered[part][i, j]})
+        for i, j in zip(*np.triu_indices(len(students), k=1), strict=True)
+    ]  # fmt: skip
+    pairs.sort(key=lambda pair: (-pair.z, -pair.score, pair.first, pair.second))
+    copies = reference_copies(students, sets, reference, boilerplate)
+    return AssignmentSimilarity(work.assignment, students, parts, pairs, stats, copies, work.unreadable)
+
+
+def reference_copies(
+    students: list[str], sets: list[dict[str, frozenset[int]]], reference: dict[str, str], boilerplate: frozenset[int]
+) -> list[ReferenceCopy]:
+    """The answers whose fingerprints are the reference answer's, exercise by exercise."""
+    found = []
+    for exercise, solution in reference.items():
+        expected = frozenset(fingerprint(solution, boilerplate).positions)
+        same = [
+            s
+            for s, student_sets in zip(students, sets, strict=True)
+            if expected and student_sets.get(exercise) == expected
+        ]
+        found += [ReferenceCopy(student, exercise, len(same)) for student in same]
+    return found
+
+
+def compare_assignment(course: Course, assignment: str, jobs: int = 1) -> tuple[AssignmentSimilarity, ClassWork]:
+    """One assignment's class compared, and what it handed in (the page shows it)."""
+    source = nbformat.read(course.source_notebook(assignment), as_version=4)
+    work = read_class(course, assignment)
+    return compare_class(work, reference_solutions(source), jobs), work
+
+
+def handed_in(course: Course, assignments: Iterable[str] | None = None) -> list[str]:
+    """The assignments (all, or those named) that someone handed in."""
+    found = {path.name for path in course.grading.submitted().glob("*/*") if path.is_dir()}
+    return [a for a in (assignments or course.assignments()) if a in found]
+
+
+def results_path(course: Course) -> Path:
+    return course.grading.file(RESULTS_FILE)
+
+
+def save(course: Course, results: list[AssignmentSimilarity], top: int = 200) -> Path:
+    """Keep each assignment's listed pairs (at least its ``top`` highest) and every student's closest match."""
+    kept = {
+        result.assignment: {
+            "students": result.students,
+            "stats": {part: asdict(stats) for part, stats in result.stats.items()},
+            "pairs": [asdict(pair) for pair in result.pairs[: max(top, len(result.listed()))]],
+            "closest": {student: asdict(pair) for student, pair in result.closest().items()},
+            "reference_copies": [asdict(copy) for copy in result.reference_copies],
+            "unreadable": result.unreadable,
+        }
+        for result in results
+    }
+    path = results_path(course)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"listed_z": LISTED_Z, "assignments": kept}, indent=1))
+    return path
+
+
+def closest_matches(course: Course) -> dict[tuple[str, str], dict]:
+    """``{(assignment, student): {"match", "score", "z"}}`` from the last run; empty when there was none."""
+    path = results_path(course)
+    if not path.exists():
+        return {}
+    kept = json.loads(path.read_text())["assignments"]
+    return {
+        (assignment, student): {
+            "match": pair["second"] if pair["first"] == student else pair["first"],
+            "score": round(pair["score"], 3),
+            "z": round(pair["z"], 1),
+        }
+        for assignment, result in kept.items()
+        for student, pair in result["closest"].items()
+    }
+
+
+def default_jobs() -> int:
+    return min(2, os.cpu_count() or 1)

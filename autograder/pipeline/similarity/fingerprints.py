@@ -1,0 +1,211 @@
+"""Code normalised so that disguises do not hide a copy, then fingerprinted as MOSS does (copydetect).
+
+Normalising keeps what a copier cannot change without changing what the code does and drops
+what they can: comments, blank lines, spacing, IPython magics, trailing commas and grouping
+parentheses go; every string becomes ``S``; names become ``V0, V1, ...`` in order of appearance
+within each logical line, except keywords, builtins and attribute names (``torch.ones(...).tril()``
+reads ``V0.ones(...).tril()``). So a renamed variable does not show, but a library call does,
+and so does which variable goes where (``f(x, mem, mem)`` is not ``f(x, x, x)``). copydetect's own
+filter maps attribute names to ``V`` too, which makes ``.tril()`` and ``.triu()`` the same
+answer: on exercises one library call long, nothing would tell independent answers apart.
+
+The fingerprints are copydetect's winnowing (the smallest hash in each window of ``WINDOW``
+k-gram hashes, so a shared run of ``K + WINDOW - 1`` characters is always seen) over the
+``K``-character windows of each logical line; no window spans two lines, so reordering
+statements changes no fingerprint. The hashes are CRC-32 and Adler-32 (see :func:`kgram_hashes`).
+"""
+
+import bisect
+import builtins
+import keyword
+import re
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+from copydetect.utils import find_fingerprint_overlap, get_copied_slices, winnow
+
+K = 15  # characters of normalised code per hash: shorter runs are noise
+WINDOW = 3  # winnowing window: a shared run of K + WINDOW - 1 = 17 characters is always caught
+SHORT = 8  # the shortest logical line that counts (``V0.eval()``); ``else:`` and ``return V0`` are noise
+
+TOKEN = re.compile(
+    r"""(?P<skip>\s+|\#[^\n]*|^[ \t]*[%!][^\n]*)
+    |(?P<string>[rRbBuUfF]{0,2}(?:\"\"\"[\s\S]*?(?:\"\"\"|\Z)|'''[\s\S]*?(?:'''|\Z)
+                               |"(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?))
+    |(?P<name>[^\W\d]\w*)
+    |(?P<number>\.?\d(?:[\w.]|(?<=[eE])[-+])*)
+    |(?P<op>\*\*=?|//=?|->|<<=?|>>=?|\.\.\.|[-+*/%@&|^<>=!:]=|.)""",
+    re.M | re.X,
+)
+MAGIC = re.compile(r"^[ \t]*[%!].*$", re.M)  # an IPython line (``%timeit ...``, ``!pip ...``)
+KEYWORDS = frozenset(keyword.kwlist)
+KEPT_NAMES = frozenset(dir(builtins)) | KEYWORDS
+
+
+@dataclass(frozen=True)
+class Normalised:
+    """Normalised code and, for each of its characters, where its token lies in the original."""
+
+    text: str
+    offsets: list[int]  # where each token's piece starts in ``text``
+    starts: list[int]  # where each token starts in the original code
+    ends: list[int]  # and where it ends
+    statements: list[tuple[int, int]]  # each logical line's [start, end) in ``text``
+
+    def original(self, start: int, end: int) -> tuple[int, int]:
+        """The span of the original code behind the normalised characters ``[start, end)``."""
+        first, last = bisect.bisect_right(self.offsets, start) - 1, bisect.bisect_right(self.offsets, end - 1) - 1
+        return self.starts[first], self.ends[last]
+
+
+def normalise(code: str) -> Normalised:
+    """``code`` without comments, whitespace or magics, its names ``V`` and strings ``S`` (see the module).
+
+    A trailing comma before a closing bracket goes too, and so do grouping parentheses (those
+    not of a call or a subscript): formatters add and drop both. The logical lines (statements,
+    and the headers of compound ones) are kept apart.
+    """
+    pieces: list[str] = []
+    offsets: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    statements: list[tuple[int, int]] = []
+    previous, previous_kind, length, statement_start = "", "", 0, 0
+    brackets: list[str] = []  # open brackets; "" for a grouping parenthesis, left out of the text
+    numbered: dict[str, str] = {}  # the current line's names, V0, V1, ... in order of appearance
+    code = MAGIC.sub(lambda line: " " * len(line.group()), code)  # blanked, so the offsets still hold
+    for match in TOKEN.finditer(code):
+        kind, token = match.lastgroup, match.group()
+        if kind == "skip":
+            if not brackets and "\n" in token and length > statement_start:
+                statements.append((statement_start, length))
+                pieces.append("\n")  # no hash spans two lines
+                offsets.append(length)
+                starts.append(match.start())
+                ends.append(match.end())
+                length += 1
+                statement_start, numbered = length, {}
+            continue
+        if kind == "string":
+            piece = "S"
+        elif kind == "name":
+            kept = previous == "." or token in KEPT_NAMES
+            piece = token if kept else numbered.setdefault(token, f"V{len(numbered)}")
+        else:
+            piece = token
+            if token in ")]}" and previous == ",":
+                pieces.pop()
+                del offsets[-1], starts[-1], ends[-1]
+                length -= 1
+            if token in ("(", "[", "{"):
+                grouping = token == "(" and not (
+                    previous_kind in {"name", "string"} and previous not in KEYWORDS or previous in {")", "]"}
+                )
+                brackets.append("" if grouping else token)
+                if grouping:
+                    previous, previous_kind = token, kind
+                    continue
+            elif token in (")", "]", "}") and brackets and not brackets.pop():
+                previous, previous_kind = token, kind
+                continue
+        if (
+            kind in {"name", "number"}
+            and length > statement_start
+            and (pieces[-1][-1].isalnum() or pieces[-1][-1] == "_")
+        ):
+            piece = " " + piece  # ``return V``, not ``returnV``: two words stay two words
+        previous, previous_kind = token, kind
+        pieces.append(piece)
+        offsets.append(length)
+        starts.append(match.start())
+        ends.append(match.end())
+        length += len(piece)
+    if length > statement_start:
+        statements.append((statement_start, length))
+    return Normalised("".join(pieces), offsets, starts, ends, statements)
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """The winnowed hashes of one answer (the release's own hashes removed) and where each occurs."""
+
+    code: str
+    normalised: Normalised
+    positions: dict[int, list[int]] = field(repr=False)  # hash -> its starts in the normalised text
+
+    @property
+    def hashes(self) -> set[int]:
+        return set(self.positions)
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+
+def kgram_hashes(line: str) -> np.ndarray:
+    """A 63-bit hash of each ``K``-character window of ``line`` (CRC-32 and Adler-32 side by side).
+
+    copydetect hashes with Python's ``hash``, which each process salts anew: the same class would
+    rank differently from one run to the next, and forked workers could not be trusted to agree.
+    """
+    data = line.encode()
+    return np.array(
+        [(zlib.crc32(data[i : i + K]) << 31) | (zlib.adler32(data[i : i + K]) & 0x7FFFFFFF)
+         for i in range(len(data) - K + 1)],
+        dtype=np.int64,
+    )  # fmt: skip
+
+
+def line_hash(line: str) -> int:
+    return int(kgram_hashes(line.ljust(K))[0])
+
+
+def hashes_of(normalised: Normalised) -> dict[int, list[int]]:
+    """copydetect's winnowing of each logical line's k-gram hashes: hash -> where it starts in the text.
+
+    No hash spans two lines, so swapping two statements changes no fingerprint. A line shorter
+    than ``K`` is one hash if it has ``SHORT`` characters (``V0.eval()``; not ``else:``).
+    """
+    found: dict[int, list[int]] = {}
+    for start, end in normalised.statements:
+        line = normalised.text[start:end]
+        if len(line) >= K:
+            selected, where = winnow(kgram_hashes(line), WINDOW, remove_duplicates=False)
+            for value, index in zip(selected.tolist(), where.tolist(), strict=True):
+                found.setdefault(value, []).append(start + index)
+        elif len(line) >= SHORT:
+            found.setdefault(line_hash(line), []).append(start)
+    return found
+
+
+def fingerprint(code: str, boilerplate: frozenset[int] = frozenset()) -> Fingerprint:
+    """The fingerprint of ``code`` without the hashes in ``boilerplate`` (the release's own code).
+
+    The boilerplate is dropped here rather than by copydetect's ``boilerplate`` argument, which
+    assumes a document repeats no hash and then drops hashes the boilerplate does not have.
+    """
+    normalised = normalise(code)
+    positions = {h: where for h, where in hashes_of(normalised).items() if h not in boilerplate}
+    return Fingerprint(code, normalised, positions)
+
+
+def boilerplate_hashes(code: str) -> frozenset[int]:
+    """Every hash (not only the winnowed ones) of code every submission holds: the release's."""
+    normalised = normalise(code)
+    text = normalised.text
+    found: set[int] = set()
+    for start, end in normalised.statements:
+        line = text[start:end]
+        found |= set(kgram_hashes(line).tolist()) if len(line) >= K else {line_hash(line)}
+    return frozenset(found)
+
+
+def matched_spans(first: Fingerprint, second: Fingerprint) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The spans of each answer's original code that the other shares (copydetect's copied slices)."""
+    where_first, where_second = find_fingerprint_overlap(first.hashes, second.hashes, first.positions, second.positions)
+    return spans(first, where_first), spans(second, where_second)
+
+
+def spans(answer: Fingerprint, where: np.ndarray) -> list[tuple[int, int]]:
+    slices = get_copied_slices(where, K)
+    return [answer.normalised.original(int(start), int(end)) for start, end in zip(*slices, strict=True)]

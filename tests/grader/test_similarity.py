@@ -1,0 +1,111 @@
+"""The similarity report: normalisation, the robust z-score, and planted copies in a class of every notebook."""
+
+import json
+
+import numpy as np
+import pytest
+
+from autograder.cli import main
+from autograder.pipeline.similarity import scores
+from autograder.pipeline.similarity.compare import closest_matches, compare_assignment
+from autograder.pipeline.similarity.fingerprints import fingerprint, normalise
+from tests.support.course import ThrowawayCourse
+from tests.support.similarity_class import build_class, hand_in
+
+ANSWER = """def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
+    d_k = query.size(-1)
+    scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)  # (..., Lq, Lk)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = scores.softmax(dim=-1)
+    return weights @ value, weights
+"""
+DISGUISED = """def scaled_dot_product_attention(q, k, v, m=None, drop=None):
+    # my own work
+
+
+    size = q.size(-1)
+    s = q @ k.transpose(-2, -1,) / (math.sqrt(size))
+    if m is not None:   # masking
+        s = s.masked_fill(~m, torch.finfo(s.dtype).min)
+    w = s.softmax(dim = -1)
+    return w @ v, w
+"""
+
+
+def test_comments_whitespace_renames_and_formatting_leave_the_fingerprints_alone() -> None:
+    assert normalise(ANSWER).text == normalise(DISGUISED).text
+    assert fingerprint(ANSWER).hashes == fingerprint(DISGUISED).hashes and len(fingerprint(ANSWER)) > 5
+
+
+def test_library_calls_and_which_variable_goes_where_still_count() -> None:
+    assert fingerprint(ANSWER).hashes != fingerprint(ANSWER.replace("softmax(dim=-1)", "softmax(dim=-2)")).hashes
+    assert normalise("x = a.tril()").text != normalise("x = a.triu()").text
+    assert normalise("y = f(x, mem, mem)").text != normalise("y = f(x, x, x)").text
+
+
+def test_swapping_statements_keeps_every_fingerprint() -> None:
+    lines = ANSWER.splitlines()
+    swapped = "\n".join([lines[0], lines[2].replace("d_k", "query.size(-1)"), *lines[3:]])
+    assert fingerprint(swapped).hashes <= fingerprint(ANSWER).hashes | fingerprint(swapped).hashes
+    first, second = "    a = x.sum(0)\n", "    b = y.mean(1)\n"
+    assert fingerprint(f"def f(x, y):\n{first}{second}").hashes == fingerprint(f"def f(x, y):\n{second}{first}").hashes
+
+
+def test_the_release_stub_and_an_empty_answer_have_no_fingerprint() -> None:
+    stub = "def f(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"
+    assert len(fingerprint(stub, boilerplate=frozenset(fingerprint(stub).hashes))) == 0
+    assert len(fingerprint("")) == 0
+
+
+def test_robust_z_against_the_median_and_mad_with_a_floor() -> None:
+    values = np.array([[0, 0.2, 0.4], [0.2, 0, 1.0], [0.4, 1.0, 0]])
+    pairs = np.triu(np.ones((3, 3), dtype=bool), k=1)
+    z, median, mad = scores.robust_z(values, pairs)
+    assert (median, mad) == (0.4, 0.2)
+    assert z[1, 2] == pytest.approx((1.0 - 0.4) / (1.4826 * 0.2)) and z[0, 1] == pytest.approx(-0.2 / (1.4826 * 0.2))
+    agreeing = np.full((3, 3), 0.9)
+    z, _, mad = scores.robust_z(agreeing, pairs)
+    assert mad == 0 and np.all(z[pairs] == 0)  # everyone agrees: nobody stands out, nothing divides by 0
+    agreeing[0, 1] = agreeing[1, 0] = 1.0
+    z, _, _ = scores.robust_z(agreeing, pairs)
+    assert z[0, 1] == pytest.approx(0.1 / (1.4826 * scores.MAD_FLOOR))
+
+
+def test_planted_copies_rank_above_every_independent_pair(assignment: str, throwaway_course: ThrowawayCourse) -> None:
+    """Every notebook (``assignment`` is parametrised by tests/conftest.py)."""
+    made = build_class(assignment, students=30, copies=3)
+    course = throwaway_course(assignment)
+    hand_in(course, made)
+    result, _ = compare_assignment(course, assignment)
+    planted = [p for p in result.pairs if frozenset({p.first, p.second}) in made.copies]
+    independent = [p for p in result.pairs if frozenset({p.first, p.second}) not in made.copies]
+    ranks = [result.pairs.index(p) + 1 for p in planted]
+    margin = min(p.z for p in planted) - independent[0].z
+    print(f"{assignment}: planted ranks {ranks}, z {[round(p.z, 1) for p in planted]}, best independent "
+          f"{independent[0].first}/{independent[0].second} z {independent[0].z:.1f}, margin {margin:+.1f}")  # fmt: skip
+    blank = set(made.untouched) | set(made.empty)
+    assert not [p for p in result.listed() if {p.first, p.second} & blank]
+    assert all(p.z <= 0 for p in result.pairs if {p.first, p.second} <= blank)  # two blank notebooks: no copy
+    assert margin > 0, f"planted copies at ranks {ranks}"
+
+
+def test_the_command_writes_the_page_and_the_export_reads_the_closest_match(throwaway_course: ThrowawayCourse) -> None:
+    assignment = "01_attention"
+    made = build_class(assignment, students=12, copies=2)
+    hostile = "<script>alert(1)</script>"
+    for student in made.answers:
+        if student.startswith("c"):
+            made.answers[student] = {k: f"{v}\n# {hostile}\n" for k, v in made.answers[student].items()}
+    course = throwaway_course(assignment)
+    hand_in(course, made)
+    output = course.root / "similarity.html"
+    assert main(["--root", str(course.root), "similarity", "--output", str(output), "--jobs", "1"]) == 0
+    page = output.read_text()
+    assert "ranks; it does not decide" in page and hostile not in page and "&lt;script&gt;" in page
+    kept = json.loads(course.grading.file("similarity.json").read_text())["assignments"][assignment]
+    assert set(kept["closest"]) == set(made.answers)
+    closest = closest_matches(course)
+    for pair in made.copies:
+        first, second = sorted(pair)
+        assert closest[(assignment, first)]["match"] == second or closest[(assignment, second)]["match"] == first
