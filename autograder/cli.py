@@ -10,6 +10,7 @@ similarity           pairs of answers closer than independent work explains (HTM
 """
 
 import argparse
+import multiprocessing
 import os
 import sys
 from concurrent.futures import Executor
@@ -161,18 +162,25 @@ def run_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def similarity_section(course: Course, assignment: str, jobs: int) -> tuple[similarity.AssignmentSimilarity, list]:
+    """One notebook compared, and its section of the page."""
+    result, work = similarity.compare_assignment(course, assignment, jobs)
+    return result, similarity_page.assignment_section(result, work, boilerplate_hashes(release_code(work.release)))
+
+
 def run_similarity(args: argparse.Namespace) -> int:
-    results, sections = [], []
-    for assignment in similarity.handed_in(args.course, args.assignment):
-        result, work = similarity.compare_assignment(args.course, assignment, args.jobs)
-        results.append(result)
-        sections.append(
-            similarity_page.assignment_section(result, work, boilerplate_hashes(release_code(work.release)))
-        )
-        print(f"{assignment:24s} {len(result.students):4d} submissions, {len(result.listed()):4d} pairs listed, "
+    assignments = similarity.handed_in(args.course, args.assignment)
+    if args.jobs > 1 and len(assignments) > 1 and "fork" in multiprocessing.get_all_start_methods():
+        # One notebook per process: reading, fingerprints, scores and page all run side by side.
+        with multiprocessing.get_context("fork").Pool(min(args.jobs, len(assignments))) as pool:
+            done = pool.starmap(similarity_section, [(args.course, a, 1) for a in assignments])
+    else:
+        done = [similarity_section(args.course, a, args.jobs) for a in assignments]
+    for result, _ in done:
+        print(f"{result.assignment:24s} {len(result.students):4d} submissions, {len(result.listed()):4d} pairs listed, "
               f"{len(result.reference_copies):4d} answers identical to the reference")  # fmt: skip
-    print(f"results -> {similarity.save(args.course, results)}")
-    print(f"page    -> {similarity_page.write_page(sections, args.output)}")
+    print(f"results -> {similarity.save(args.course, [result for result, _ in done])}")
+    print(f"page    -> {similarity_page.write_page([section for _, section in done], args.output)}")
     return 0
 
 
@@ -238,7 +246,7 @@ def parser() -> argparse.ArgumentParser:
 
     step = commands.add_parser("similarity", help="rank pairs of answers closer than independent work explains")
     step.add_argument("--assignment", nargs="+", action="extend", help="repeat or list several")
-    step.add_argument("--jobs", type=int, default=similarity.default_jobs(), help="processes for the fingerprints")
+    step.add_argument("--jobs", type=int, default=similarity.default_jobs(), help="processes (one notebook each)")
     step.add_argument("--output", type=Path, default=Path("similarity.html"))
     step.set_defaults(run=run_similarity)
     return main

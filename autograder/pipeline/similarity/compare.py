@@ -63,24 +63,60 @@ class ExerciseStats:
 
 @dataclass
 class AssignmentSimilarity:
+    """Every pair's scores as numpy arrays, ranked (highest notebook z first); Python objects only on demand.
+
+    A class of 300 has 44,850 pairs per notebook: a :class:`Pair` for each would cost more than
+    scoring them. ``first[k]``, ``second[k]`` (indices into ``students``), ``score[k]`` and ``z[k]``
+    are the ``k``-th ranked pair's; ``part_score[part][k]``, ``part_z[part][k]`` and
+    ``part_answered[part][k]`` its exercises'.
+    """
+
     assignment: str
     students: list[str]
     parts: list[str]  # the exercises (grade ids) and, when someone added code cells, ADDED
-    pairs: list[Pair]  # every pair, highest notebook z-score first
+    first: np.ndarray
+    second: np.ndarray
+    score: np.ndarray
+    z: np.ndarray
+    part_score: dict[str, np.ndarray]
+    part_z: dict[str, np.ndarray]
+    part_answered: dict[str, np.ndarray]
     stats: dict[str, ExerciseStats]
     reference_copies: list[ReferenceCopy]
     unreadable: dict[str, str]
 
+    def __len__(self) -> int:
+        return len(self.z)
+
+    def pair(self, rank: int) -> Pair:
+        """The pair at ``rank`` (0 for the highest)."""
+        exercises = {
+            part: (float(self.part_score[part][rank]), float(self.part_z[part][rank]))
+            for part in self.parts
+            if self.part_answered[part][rank]
+        }
+        first, second = self.students[self.first[rank]], self.students[self.second[rank]]
+        return Pair(first, second, float(self.score[rank]), float(self.z[rank]), exercises)
+
+    def top(self, count: int) -> list[Pair]:
+        return [self.pair(rank) for rank in range(min(count, len(self)))]
+
     def listed(self) -> list[Pair]:
-        return [pair for pair in self.pairs if pair.z >= LISTED_Z]
+        return self.top(int(np.count_nonzero(self.z >= LISTED_Z)))
+
+    def rank(self, first: str, second: str) -> int:
+        """The rank (0 for the highest) of the pair of these two students."""
+        i, j = sorted((self.students.index(first), self.students.index(second)))
+        return int(np.flatnonzero((self.first == i) & (self.second == j))[0])
 
     def closest(self) -> dict[str, Pair]:
         """Each student's pair of highest notebook z-score."""
-        found: dict[str, Pair] = {}
-        for pair in self.pairs:  # highest first, so the first seen wins
-            for student in (pair.first, pair.second):
-                found.setdefault(student, pair)
-        return found
+        best = np.full(len(self.students), len(self), dtype=np.int64)
+        ranks = np.arange(len(self))
+        np.minimum.at(best, self.first, ranks)
+        np.minimum.at(best, self.second, ranks)
+        return {student: self.pair(int(rank)) for student, rank in zip(self.students, best, strict=True)
+                if rank < len(self)}  # fmt: skip
 
 
 _FORKED: dict = {}  # what the forked fingerprinting workers read: the answers and the boilerplate
@@ -129,15 +165,18 @@ def compare_class(work: ClassWork, reference: dict[str, str], jobs: int = 1) -> 
     notebook = scores.dice_scores(everything)
     evidence = sum(scores.rarity_evidence(part_scores[p], answered[p]) for p in parts)
     combined, _, _ = scores.robust_z(evidence, scores.answered_pairs(everything), scores.EVIDENCE_MAD_FLOOR)
-    pairs = [
-        Pair(students[i], students[j], float(notebook[i, j]), float(combined[i, j]),
-             {part: (float(part_scores[part][i, j]), float(part_z[part][i, j]))
-              for part in parts if answered[part][i, j]})
-        for i, j in zip(*np.triu_indices(len(students), k=1), strict=True)
-    ]  # fmt: skip
-    pairs.sort(key=lambda pair: (-pair.z, -pair.score, pair.first, pair.second))
+    first, second = np.triu_indices(len(students), k=1)
+    # Ranked by z, then score (both highest first), then the students' order (they are sorted).
+    order = np.lexsort((second, first, -notebook[first, second], -combined[first, second]))
+    first, second = first[order], second[order]
     copies = reference_copies(students, sets, reference, boilerplate)
-    return AssignmentSimilarity(work.assignment, students, parts, pairs, stats, copies, work.unreadable)
+    return AssignmentSimilarity(
+        work.assignment, students, parts, first, second, notebook[first, second], combined[first, second],
+        {part: part_scores[part][first, second] for part in parts},
+        {part: part_z[part][first, second] for part in parts},
+        {part: answered[part][first, second] for part in parts},
+        stats, copies, work.unreadable,
+    )  # fmt: skip
 
 
 def reference_copies(
@@ -179,7 +218,7 @@ def save(course: Course, results: list[AssignmentSimilarity], top: int = 200) ->
         result.assignment: {
             "students": result.students,
             "stats": {part: asdict(stats) for part, stats in result.stats.items()},
-            "pairs": [asdict(pair) for pair in result.pairs[: max(top, len(result.listed()))]],
+            "pairs": [asdict(pair) for pair in result.top(max(top, len(result.listed())))],
             "closest": {student: asdict(pair) for student, pair in result.closest().items()},
             "reference_copies": [asdict(copy) for copy in result.reference_copies],
             "unreadable": result.unreadable,

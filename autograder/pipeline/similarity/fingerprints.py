@@ -12,14 +12,13 @@ answer: on exercises one library call long, nothing would tell independent answe
 The fingerprints are copydetect's winnowing (the smallest hash in each window of ``WINDOW``
 k-gram hashes, so a shared run of ``K + WINDOW - 1`` characters is always seen) over the
 ``K``-character windows of each logical line; no window spans two lines, so reordering
-statements changes no fingerprint. The hashes are CRC-32 and Adler-32 (see :func:`kgram_hashes`).
+statements changes no fingerprint. The hashes are a seedless polynomial hash (see :func:`kgram_hashes`).
 """
 
 import bisect
 import builtins
 import keyword
 import re
-import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -142,39 +141,60 @@ class Fingerprint:
         return len(self.positions)
 
 
-def kgram_hashes(line: str) -> np.ndarray:
-    """A 63-bit hash of each ``K``-character window of ``line`` (CRC-32 and Adler-32 side by side).
+POWERS = np.array([pow(1_000_003, K - 1 - j, 2**64) for j in range(K)], dtype=np.uint64)  # polynomial hash
+HASH_BITS = 52  # winnow compares hashes as floats: 52 bits stay exact
 
-    copydetect hashes with Python's ``hash``, which each process salts anew: the same class would
-    rank differently from one run to the next, and forked workers could not be trusted to agree.
+
+def kgram_hashes(text: str) -> np.ndarray:
+    """A 52-bit hash of each ``K``-character window of ``text``, all at once (numpy).
+
+    A polynomial hash of the characters' code points (wrapping at 2**64), then mixed
+    (splitmix64's finaliser). copydetect hashes with Python's ``hash``, which each process salts
+    anew: the same class would rank differently from one run to the next, and forked workers
+    could not be trusted to agree; this one is the same everywhere.
     """
-    data = line.encode()
-    return np.array(
-        [(zlib.crc32(data[i : i + K]) << 31) | (zlib.adler32(data[i : i + K]) & 0x7FFFFFFF)
-         for i in range(len(data) - K + 1)],
-        dtype=np.int64,
-    )  # fmt: skip
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    count = codes.size - K + 1
+    if count < 1:
+        return np.zeros(0, dtype=np.int64)
+    with np.errstate(over="ignore"):
+        value = codes[:count] * POWERS[0]
+        for offset in range(1, K):
+            value += codes[offset : offset + count] * POWERS[offset]
+        value ^= value >> np.uint64(30)
+        value *= np.uint64(0xBF58476D1CE4E5B9)
+        value ^= value >> np.uint64(27)
+        value *= np.uint64(0x94D049BB133111EB)
+        value ^= value >> np.uint64(31)
+    return (value >> np.uint64(64 - HASH_BITS)).astype(np.int64)
 
 
 def line_hash(line: str) -> int:
-    return int(kgram_hashes(line.ljust(K))[0])
+    """:func:`kgram_hashes` of a line shorter than ``K``, padded with spaces, in plain Python (no numpy call)."""
+    value = sum(ord(char) * int(power) for char, power in zip(line.ljust(K), POWERS, strict=True)) % 2**64
+    for shift, factor in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
+        value = ((value ^ (value >> shift)) * factor) % 2**64
+    value ^= value >> 31
+    return value >> (64 - HASH_BITS)
 
 
 def hashes_of(normalised: Normalised) -> dict[int, list[int]]:
     """copydetect's winnowing of each logical line's k-gram hashes: hash -> where it starts in the text.
 
     No hash spans two lines, so swapping two statements changes no fingerprint. A line shorter
-    than ``K`` is one hash if it has ``SHORT`` characters (``V0.eval()``; not ``else:``).
+    than ``K`` is one hash if it has ``SHORT`` characters (``V0.eval()``; not ``else:``). The
+    k-gram hashes of the whole text are computed at once and each line takes its own slice.
     """
     found: dict[int, list[int]] = {}
+    text = normalised.text
+    every = kgram_hashes(text)
     for start, end in normalised.statements:
-        line = normalised.text[start:end]
-        if len(line) >= K:
-            selected, where = winnow(kgram_hashes(line), WINDOW, remove_duplicates=False)
+        if end - start >= K:
+            selected, where = winnow(every[start : end - K + 1], WINDOW, remove_duplicates=False)
             for value, index in zip(selected.tolist(), where.tolist(), strict=True):
                 found.setdefault(value, []).append(start + index)
-        elif len(line) >= SHORT:
-            found.setdefault(line_hash(line), []).append(start)
+        elif end - start >= SHORT:
+            found.setdefault(line_hash(text[start:end]), []).append(start)
     return found
 
 
@@ -193,10 +213,10 @@ def boilerplate_hashes(code: str) -> frozenset[int]:
     """Every hash (not only the winnowed ones) of code every submission holds: the release's."""
     normalised = normalise(code)
     text = normalised.text
+    every = kgram_hashes(text)
     found: set[int] = set()
     for start, end in normalised.statements:
-        line = text[start:end]
-        found |= set(kgram_hashes(line).tolist()) if len(line) >= K else {line_hash(line)}
+        found |= set(every[start : end - K + 1].tolist()) if end - start >= K else {line_hash(text[start:end])}
     return frozenset(found)
 
 

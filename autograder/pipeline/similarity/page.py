@@ -11,6 +11,7 @@ from autograder.pipeline.similarity.answers import ClassWork
 from autograder.pipeline.similarity.compare import LISTED_Z, AssignmentSimilarity, Pair
 from autograder.pipeline.similarity.fingerprints import fingerprint, matched_spans
 
+SIDE_BY_SIDE = 50  # listed pairs per notebook shown side by side (each re-fingerprints its two answers)
 STYLE = (
     "body{font-family:sans-serif;margin:2em} table{border-collapse:collapse} td,th{border:1px solid #ccc;"
     "padding:4px 8px;vertical-align:top} pre{margin:0;white-space:pre-wrap;font-size:12px} mark{background:#ffe08a}"
@@ -48,7 +49,9 @@ def side_by_side(pair: Pair, answers: dict[str, dict[str, str]], boilerplate: fr
 def assignment_section(result: AssignmentSimilarity, work: ClassWork, boilerplate: frozenset[int]) -> list[str]:
     answers = {submission.student: submission.answers for submission in work.submissions}
     listed = result.listed()
-    counts = f"{len(result.students)} submissions, {len(result.pairs)} pairs, {len(listed)} listed."
+    counts = f"{len(result.students)} submissions, {len(result)} pairs, {len(listed)} listed."
+    if len(listed) > SIDE_BY_SIDE:
+        counts += f" The first {SIDE_BY_SIDE} listed pairs are shown side by side below; the table holds them all."
     parts = [f"<h2>{html.escape(result.assignment)}</h2>", f"<p>{counts}</p>"]
     rows = "".join(
         f"<tr><td>{html.escape(p.first)}</td><td>{html.escape(p.second)}</td><td>{p.z:+.1f}</td><td>{p.score:.2f}</td>"
@@ -67,7 +70,7 @@ def assignment_section(result: AssignmentSimilarity, work: ClassWork, boilerplat
     if result.unreadable:
         items = "".join(f"<li>{html.escape(s)}: {html.escape(why)}</li>" for s, why in result.unreadable.items())
         parts += ["<h3>Not compared (unreadable)</h3>", f"<ul>{items}</ul>"]
-    for rank, pair in enumerate(listed, 1):
+    for rank, pair in enumerate(listed[:SIDE_BY_SIDE], 1):
         parts += [f"<h3>{rank}. {html.escape(pair.first)} and {html.escape(pair.second)}: z {pair.z:+.1f}</h3>",
                   side_by_side(pair, answers, boilerplate)]  # fmt: skip
     return parts
