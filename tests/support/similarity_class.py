@@ -2,14 +2,16 @@
 
 Independent students each pick, per exercise, one of the answers the course's tests already
 hold (the reference answer and every mutant and alternative of ``tests/variants``, applied
-with :meth:`Variant.apply`) or one written for this class in another style (:data:`STYLES`),
-at random, so each has a different mix. A planted copy takes one independent student's answers
-and disguises them the usual ways (:func:`disguise`): local names renamed, a temporary inlined,
+with :meth:`Variant.apply`) or one written for this class in another style
+(:mod:`tests.support.similarity_styles`), at random, no two students the same mix. A planted
+copy takes one independent student's answers and disguises them the usual ways
+(:func:`disguise`): local names renamed, a helper function inlined,
 statements swapped where their order is free, comments and blank lines rewritten (by
 re-printing the code from its syntax tree, then adding comments and blank lines of its own).
 """
 
 import ast
+import copy
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,50 +23,21 @@ from nbformat.v4 import new_code_cell
 from autograder.course.course import Course
 from autograder.course.notebooks import fill_answers, grade_id, is_answer_cell, reference_answers
 from autograder.course.settings import release_notebook, source_notebook
+from autograder.pipeline.similarity.fingerprints import fingerprint
 from tests.support.nbgrader_course import submit
 from tests.support.notebooks import read
+from tests.support.similarity_styles import STYLES
 from tests.variants import VARIANTS
-
-# Answers written for this class, in styles the variants lack: {assignment: {exercise: [answers]}}.
-STYLES: dict[str, dict[str, list[str]]] = {
-    "01_attention": {
-        "sdpa": [
-            "def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):\n"
-            "    scale = 1.0 / query.shape[-1] ** 0.5\n"
-            "    logits = torch.matmul(query * scale, key.transpose(-1, -2))\n"
-            "    if mask is not None:\n"
-            "        logits = logits.masked_fill(mask == False, torch.finfo(logits.dtype).min)  # noqa: E712\n"
-            "    attn = torch.nn.functional.softmax(logits, dim=-1)\n"
-            "    attn = attn if dropout is None else dropout(attn)\n"
-            "    return torch.matmul(attn, value), attn\n",
-        ],
-        "causal_mask": [
-            "def causal_mask(size, device=None):\n"
-            "    return ~torch.triu(torch.ones((size, size), device=device, dtype=torch.bool), diagonal=1)\n",
-        ],
-        "padding_mask": [
-            "def padding_mask(token_ids, pad_idx):\n"
-            "    keep = token_ids != pad_idx\n"
-            "    return keep[:, None][:, :, None]\n",
-        ],
-    },
-    "02_multi_head_attention": {
-        "split_heads": [
-            "def split_heads(x, num_heads):\n"
-            "    b, l, d = x.shape\n"
-            "    if d % num_heads:\n"
-            "        raise ValueError(f'{d} is not divisible by {num_heads}')\n"
-            "    return x.view(b, l, num_heads, d // num_heads).permute(0, 2, 1, 3)\n",
-        ],
-        "merge_heads": [
-            "def merge_heads(x):\n    b, h, l, dh = x.shape\n    return x.permute(0, 2, 1, 3).reshape(b, l, h * dh)\n",
-        ],
-    },
-}
 
 
 def answer_pool(assignment: str) -> dict[str, list[str]]:
-    """Per exercise, every answer an independent student may hand in: reference, variants, styles."""
+    """Per exercise, every answer an independent student may hand in: reference, variants, styles.
+
+    Answers that differ only in what normalising drops (a mutant that reads ``value.size(-1)``
+    where the reference reads ``query.size(-1)``: names are numbered away) have the same
+    fingerprints: no detector that sees through renaming can tell them apart, so they are one
+    answer here, the first kept.
+    """
     reference = reference_answers(read(source_notebook(assignment)))
     release = read(release_notebook(assignment))
     pool = {grade_id(c): [reference[grade_id(c)]] for c in release.cells if is_answer_cell(c)}
@@ -72,7 +45,19 @@ def answer_pool(assignment: str) -> dict[str, list[str]]:
         pool[variant.cell].append(variant.apply(reference[variant.cell]))
     for exercise, answers in STYLES.get(assignment, {}).items():
         pool[exercise] += answers
-    return pool
+    return {exercise: distinct(answers) for exercise, answers in pool.items()}
+
+
+def distinct(answers: list[str]) -> list[str]:
+    """``answers`` without those whose fingerprints an earlier one already has."""
+    seen: set[frozenset[int]] = set()
+    kept = []
+    for answer in answers:
+        hashes = frozenset(fingerprint(answer).hashes)
+        if hashes not in seen:
+            seen.add(hashes)
+            kept.append(answer)
+    return kept
 
 
 class Renamer(ast.NodeTransformer):
@@ -135,57 +120,86 @@ def swap_free_statements(tree: ast.Module) -> int:
     return swapped
 
 
-def inline_temporary(tree: ast.Module) -> bool:
-    """Replace the first ``t = expr`` followed by the one statement that reads ``t`` (once) by it on ``expr``."""
-    for body in bodies(tree):
-        for index in range(len(body) - 1):
-            statement, following = body[index], body[index + 1]
-            later = body[index + 2 :]
-            if (
-                isinstance(statement, ast.Assign)
-                and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name)
-                and isinstance(following, ast.Assign | ast.Return | ast.Expr)
-            ):
-                name = statement.targets[0].id
-                uses = [n for n in ast.walk(following) if isinstance(n, ast.Name) and n.id == name]
-                used_later = any(isinstance(n, ast.Name) and n.id == name for s in later for n in ast.walk(s))
-                if len(uses) == 1 and isinstance(uses[0].ctx, ast.Load) and not used_later:
-                    body[index + 1] = Inliner(name, statement.value).visit(following)
-                    del body[index]
-                    return True
-    return False
+class CallInliner(ast.NodeTransformer):
+    """Replaces each call of ``helper`` (a one-``return`` function) by its expression on the call's arguments."""
+
+    def __init__(self, helper: ast.FunctionDef):
+        self.helper = helper
+        self.parameters = [a.arg for a in helper.args.args]
+        self.expression = helper.body[-1].value
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if not (isinstance(node.func, ast.Name) and node.func.id == self.helper.name):
+            return node
+        if node.keywords or len(node.args) != len(self.parameters):
+            return node
+        arguments = dict(zip(self.parameters, node.args, strict=True))
+        return Substitute(arguments).visit(copy.deepcopy(self.expression))
 
 
-class Inliner(ast.NodeTransformer):
-    def __init__(self, name: str, value: ast.expr):
-        self.name, self.value = name, value
+class Substitute(ast.NodeTransformer):
+    def __init__(self, values: dict[str, ast.expr]):
+        self.values = values
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
-        return self.value if node.id == self.name else node
+        return copy.deepcopy(self.values[node.id]) if node.id in self.values else node
+
+
+def inline_helper(tree: ast.Module) -> bool:
+    """Inline a top-level helper whose body is one ``return`` into every call, and drop its ``def``."""
+    for index, node in enumerate(tree.body):
+        if not (
+            isinstance(node, ast.FunctionDef)
+            and len(node.body) == 1
+            and isinstance(node.body[0], ast.Return)
+            and node.body[0].value is not None
+            and not node.decorator_list
+            and not (node.args.vararg or node.args.kwarg or node.args.kwonlyargs or node.args.defaults)
+        ):
+            continue
+        rest = tree.body[:index] + tree.body[index + 1 :]
+        calls = [
+            n for s in rest for n in ast.walk(s) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == node.name
+        ]
+        if not calls or any(n.keywords or len(n.args) != len(node.args.args) for n in calls):
+            continue
+        inliner = CallInliner(node)
+        tree.body = [inliner.visit(statement) for statement in rest]
+        return True
+    return False
 
 
 def disguise(code: str, rng: random.Random, inline: bool = False) -> tuple[str, bool]:
     """``code`` as a copier hides it: renamed, reordered, re-printed, other comments and blank lines.
 
-    With ``inline``, one temporary is inlined too; the second value says whether one was.
+    With ``inline``, a one-``return`` helper function the answer defines is inlined into its
+    callers; the second value says whether one was. Comments go between statements, never
+    inside a multi-line string.
     """
     try:
         tree = ast.parse(code)
     except SyntaxError:
         return code, False
+    inlined = inline and inline_helper(tree)
     Renamer({name: f"{name}_{rng.choice(['tmp', 'val', 'res', 'my'])}" for name in local_names(tree)}).visit(tree)
-    inlined = inline and inline_temporary(tree)
     swap_free_statements(tree)
-    lines = []
+    lines, in_string = [], False
     for line in ast.unparse(ast.fix_missing_locations(tree)).splitlines():
         indent = line[: len(line) - len(line.lstrip())]
-        if rng.random() < 0.25:
+        opens_or_closes = (line.count('"""') + line.count("'''")) % 2 == 1
+        if not in_string and rng.random() < 0.25:
             lines.append(f"{indent}# {rng.choice(['compute this', 'next step', 'see lecture', 'TODO tidy'])}")
         lines.append(line)
-        if rng.random() < 0.2:
+        in_string ^= opens_or_closes
+        if not in_string and rng.random() < 0.2:
             lines.append("")
     return "\n".join(lines) + "\n", inlined
+
+
+def has_helper(code: str) -> bool:
+    """Whether ``code`` defines a one-``return`` helper that :func:`inline_helper` can inline."""
+    return inline_helper(ast.parse(code))
 
 
 @dataclass
@@ -200,19 +214,44 @@ class SimilarityClass:
     empty: list[str] = field(default_factory=list)
 
 
+def independent_answers(pool: dict[str, list[str]], students: int, rng: random.Random) -> list[dict[str, str]]:
+    """``students`` different combinations of the pool's answers, one per exercise, drawn at random.
+
+    No two independent students hand in the same notebook: drawn without replacement among the
+    combinations (each exercise's answer uniform over its pool).
+    """
+    seen: set[tuple[int, ...]] = set()
+    drawn = []
+    while len(drawn) < students:
+        choice = tuple(rng.randrange(len(options)) for options in pool.values())
+        if choice not in seen:
+            seen.add(choice)
+            drawn.append({exercise: pool[exercise][i] for exercise, i in zip(pool, choice, strict=True)})
+    return drawn
+
+
 def build_class(assignment: str, students: int, copies: int, seed: int = 0) -> SimilarityClass:
-    """``students`` independent students, ``copies`` of them copied, two untouched and two empty notebooks."""
+    """``students`` independent students, ``copies`` of them copied, two untouched and two empty notebooks.
+
+    The copied students are drawn among those whose notebook has an answer with a helper function
+    when there are enough, so that the helper-inlining disguise is exercised on every notebook.
+    """
     rng = random.Random(f"{assignment}-{seed}")
     pool = answer_pool(assignment)
     made = SimilarityClass(assignment)
-    for index in range(students):
-        made.answers[f"s{index:03d}"] = {exercise: rng.choice(options) for exercise, options in pool.items()}
-    for index, original in enumerate(rng.sample(sorted(made.answers), copies)):
-        copier, to_inline = f"c{index:02d}", True  # one temporary inlined, in the first exercise that has one
+    for index, answers in enumerate(independent_answers(pool, students, rng)):
+        made.answers[f"s{index:03d}"] = answers
+    helpers = sorted(s for s, answers in made.answers.items() if any(map(has_helper, answers.values())))
+    others = sorted(set(made.answers) - set(helpers))
+    originals = rng.sample(helpers, min(copies, len(helpers)))
+    originals += rng.sample(others, copies - len(originals))
+    for index, original in enumerate(originals):
+        copier, to_inline = f"c{index:02d}", True  # one helper inlined, in the first exercise with one
         made.answers[copier] = {}
-        for exercise, code in made.answers[original].items():
+        for exercise, code in sorted(made.answers[original].items(), key=lambda item: not has_helper(item[1])):
             made.answers[copier][exercise], inlined = disguise(code, rng, inline=to_inline)
             to_inline = to_inline and not inlined
+        made.answers[copier] = {exercise: made.answers[copier][exercise] for exercise in pool}
         made.copies.add(frozenset({original, copier}))
     made.untouched = ["untouched1", "untouched2"]
     made.empty = ["empty1", "empty2"]
