@@ -17,6 +17,7 @@ statements changes no fingerprint. The hashes are a seedless polynomial hash (se
 
 import bisect
 import builtins
+import hashlib
 import keyword
 import re
 from dataclasses import dataclass, field
@@ -169,20 +170,22 @@ def kgram_hashes(text: str) -> np.ndarray:
     return (value >> np.uint64(64 - HASH_BITS)).astype(np.int64)
 
 
-def line_hash(line: str) -> int:
-    """:func:`kgram_hashes` of a line shorter than ``K``, padded with spaces, in plain Python (no numpy call)."""
-    value = sum(ord(char) * int(power) for char, power in zip(line.ljust(K), POWERS, strict=True)) % 2**64
-    for shift, factor in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
-        value = ((value ^ (value >> shift)) * factor) % 2**64
-    value ^= value >> 31
-    return value >> (64 - HASH_BITS)
+def statement_hash(line: str) -> int:
+    """A 52-bit hash of a whole logical line (BLAKE2b, seedless): the same statement, token for token.
+
+    Winnowing keeps only some of a line's k-gram hashes, so two lines one token apart (``/ d_k``
+    and ``/ math.sqrt(d_k)``) can keep the same ones; this hash tells them apart, and moves with
+    the line wherever a copier puts it.
+    """
+    return int.from_bytes(hashlib.blake2b(line.encode(), digest_size=8, person=b"statement").digest()) >> 12
 
 
 def hashes_of(normalised: Normalised) -> dict[int, list[int]]:
     """copydetect's winnowing of each logical line's k-gram hashes: hash -> where it starts in the text.
 
-    No hash spans two lines, so swapping two statements changes no fingerprint. A line shorter
-    than ``K`` is one hash if it has ``SHORT`` characters (``V0.eval()``; not ``else:``). The
+    No hash spans two lines, so swapping two statements changes no fingerprint. Each line of
+    ``SHORT`` characters or more (``V0.eval()``; not ``else:``) also counts whole, as one
+    :func:`statement_hash`; a line shorter than ``K`` has only that one. The
     k-gram hashes of the whole text are computed at once and each line takes its own slice.
     """
     found: dict[int, list[int]] = {}
@@ -193,8 +196,8 @@ def hashes_of(normalised: Normalised) -> dict[int, list[int]]:
             selected, where = winnow(every[start : end - K + 1], WINDOW, remove_duplicates=False)
             for value, index in zip(selected.tolist(), where.tolist(), strict=True):
                 found.setdefault(value, []).append(start + index)
-        elif end - start >= SHORT:
-            found.setdefault(line_hash(text[start:end]), []).append(start)
+        if end - start >= SHORT:
+            found.setdefault(statement_hash(text[start:end]), []).append(start)
     return found
 
 
@@ -216,7 +219,7 @@ def boilerplate_hashes(code: str) -> frozenset[int]:
     every = kgram_hashes(text)
     found: set[int] = set()
     for start, end in normalised.statements:
-        found |= set(every[start : end - K + 1].tolist()) if end - start >= K else {line_hash(text[start:end])}
+        found |= set(every[start : end - K + 1].tolist()) | {statement_hash(text[start:end])}
     return frozenset(found)
 
 

@@ -12,6 +12,7 @@ from autograder.pipeline.similarity.compare import LISTED_Z, AssignmentSimilarit
 from autograder.pipeline.similarity.fingerprints import fingerprint, matched_spans
 
 SIDE_BY_SIDE = 50  # listed pairs per notebook shown side by side (each re-fingerprints its two answers)
+ALWAYS_SHOWN = 5  # the highest pairs shown side by side even when fewer are listed
 STYLE = (
     "body{font-family:sans-serif;margin:2em} table{border-collapse:collapse} td,th{border:1px solid #ccc;"
     "padding:4px 8px;vertical-align:top} pre{margin:0;white-space:pre-wrap;font-size:12px} mark{background:#ffe08a}"
@@ -70,7 +71,12 @@ def assignment_section(result: AssignmentSimilarity, work: ClassWork, boilerplat
     if result.unreadable:
         items = "".join(f"<li>{html.escape(s)}: {html.escape(why)}</li>" for s, why in result.unreadable.items())
         parts += ["<h3>Not compared (unreadable)</h3>", f"<ul>{items}</ul>"]
-    for rank, pair in enumerate(listed[:SIDE_BY_SIDE], 1):
+    shown = listed[:SIDE_BY_SIDE]
+    if len(shown) < ALWAYS_SHOWN:
+        shown = result.top(ALWAYS_SHOWN)
+        parts.append(f"<p>Fewer than {ALWAYS_SHOWN} pairs are listed: the {len(shown)} highest pairs are shown "
+                     "side by side all the same, for comparison.</p>")  # fmt: skip
+    for rank, pair in enumerate(shown, 1):
         parts += [f"<h3>{rank}. {html.escape(pair.first)} and {html.escape(pair.second)}: z {pair.z:+.1f}</h3>",
                   side_by_side(pair, answers, boilerplate)]  # fmt: skip
     return parts

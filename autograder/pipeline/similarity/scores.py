@@ -16,13 +16,16 @@ where the whole class writes the same few lines (MAD near 0), a pair a little ab
 would otherwise lie "infinitely" far out.
 
 A notebook's score combines its exercises by how *rare* each exercise's closeness is: the
-share p of the exercise's pairs that score at least as high, summed as -log p over the
-exercises both students answered (Fisher's way of combining evidence). Identical answers to an
-exercise that a third of the class answers identically add little (-log 1/3 ≈ 1.1); the same
-on an exercise where nobody else agrees adds much. The robust z-score of that sum against all
-the notebook's pairs is the notebook's z-score, the one pairs are ranked and listed by.
-Weighting the robust z-scores themselves instead let short exercises (a MAD at its floor)
-outweigh long ones.
+share p of the exercise's pairs that score at least as high, turned into a normal quantile
+Φ⁻¹(1 - p) and summed over the exercises both students answered (Stouffer's way of combining
+evidence). Identical answers to an exercise that a third of the class answers identically add
+little (0.4); the same on an exercise where nobody else agrees adds much (up to about 3).
+Stouffer's sum, unlike Fisher's sum of -log p (tried first), does not let one exercise's
+extreme p outweigh the others: being close on every exercise, as a copy is, beats being
+identical on most and apart on one, as independent students who drew the same common answers
+are. The robust z-score of that sum against all the notebook's pairs is the notebook's
+z-score, the one pairs are ranked and listed by. Weighting the robust z-scores themselves
+instead let short exercises (a MAD at its floor) outweigh long ones.
 
 Each fingerprint also counts by how rare it is in the class, log(n / students holding it),
 so that the natural answer everyone types weighs little against what only two students share.
@@ -30,11 +33,13 @@ so that the natural answer everyone types weighs little against what only two st
 
 import math
 from collections.abc import Sequence
+from statistics import NormalDist
 
 import numpy as np
 
 MAD_FLOOR = 0.05  # score units: spreads below 5 % of overlap are what re-typing one natural answer gives
-EVIDENCE_MAD_FLOOR = 0.5  # nats, for the notebook's combined evidence
+EVIDENCE_MAD_FLOOR = 0.5  # for the notebook's combined evidence (a sum of normal quantiles)
+NORMAL = NormalDist()
 MAD_SCALE = 1.4826  # MAD -> standard deviation for normal data
 
 
@@ -81,10 +86,17 @@ def robust_z(scores: np.ndarray, pairs: np.ndarray, floor: float = MAD_FLOOR) ->
 
 
 def rarity_evidence(scores: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-    """-log of the share of the exercise's pairs that score at least as high: how rare this closeness is."""
+    """How rare this closeness is among the exercise's pairs, as a normal quantile (Stouffer's z).
+
+    p is the share of the exercise's pairs that score at least as high, counting the pair itself
+    as half (the mid-p: a tie with everyone is p = 1/2, no evidence), and the evidence is
+    ``Φ⁻¹(1 - p)``: 0 at the median, 2.3 for the top 1 %, 3.1 for the top 0.1 %.
+    """
     values = np.sort(scores[pairs])
     if values.size == 0:
         return np.zeros_like(scores)
     at_least = values.size - np.searchsorted(values, scores, side="left")
-    evidence = -np.log(np.maximum(at_least, 1) / values.size)
+    share = np.clip((at_least - 0.5) / values.size, 0.5 / values.size, 1 - 0.5 / values.size)
+    unique, where = np.unique(share, return_inverse=True)
+    evidence = np.array([-NORMAL.inv_cdf(p) for p in unique.tolist()])[where].reshape(scores.shape)
     return np.where(pairs | pairs.T, evidence, 0.0)
