@@ -12,6 +12,7 @@ re-printing the code from its syntax tree, then adding comments and blank lines 
 
 import ast
 import copy
+import functools
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -30,13 +31,15 @@ from tests.support.similarity_styles import STYLES
 from tests.variants import VARIANTS
 
 
+@functools.cache
 def answer_pool(assignment: str) -> dict[str, list[str]]:
     """Per exercise, every answer an independent student may hand in: reference, variants, styles.
 
     Answers that differ only in what normalising drops (a mutant that reads ``value.size(-1)``
     where the reference reads ``query.size(-1)``: names are numbered away) have the same
     fingerprints: no detector that sees through renaming can tell them apart, so they are one
-    answer here, the first kept.
+    answer here, the first kept (so are an answer with a helper and its inlined twin, which the
+    structural normalisation makes one). Made once per assignment; read-only.
     """
     reference = reference_answers(read(source_notebook(assignment)))
     release = read(release_notebook(assignment))
@@ -70,6 +73,14 @@ class Renamer(ast.NodeTransformer):
         node.id = self.names.get(node.id, node.id)
         return node
 
+    def visit_Lambda(self, node: ast.Lambda) -> ast.Lambda:
+        """A lambda's parameters renamed with the names its body reads (``lambda h: f(h)`` stays one function)."""
+        for argument in ast.walk(node.args):
+            if isinstance(argument, ast.arg):
+                argument.arg = self.names.get(argument.arg, argument.arg)
+        self.generic_visit(node)
+        return node
+
 
 def local_names(tree: ast.Module) -> set[str]:
     """Names assigned inside functions that are neither parameters nor bound at the top level."""
@@ -83,10 +94,12 @@ def local_names(tree: ast.Module) -> set[str]:
 
 
 def reads_and_writes(statement: ast.stmt) -> tuple[set[str], set[str]]:
-    """The names and attributes (``self.w_q``) a statement reads, and those it writes."""
+    """The names and attributes (``self.w_q``) a statement reads, and those it writes (``x[i] = ...`` writes ``x``)."""
     nodes = [n for n in ast.walk(statement) if isinstance(n, ast.Name | ast.Attribute)]
     reads = {ast.unparse(n) for n in nodes if isinstance(n.ctx, ast.Load)}
-    return reads, {ast.unparse(n) for n in nodes if isinstance(n.ctx, ast.Store)}
+    writes = {ast.unparse(n) for n in nodes if isinstance(n.ctx, ast.Store)}
+    subscripts = [n for n in ast.walk(statement) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)]
+    return reads, writes | {ast.unparse(n.value) for n in subscripts}
 
 
 def independent(first: ast.stmt, second: ast.stmt) -> bool:

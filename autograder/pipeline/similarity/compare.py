@@ -2,7 +2,8 @@
 
 Each answer is fingerprinted once (:mod:`.fingerprints`, the release's own code removed), and
 all pairs are scored from the fingerprint sets at once (:mod:`.scores`). A pair is *listed*
-when its notebook z-score reaches :data:`LISTED_Z`; an answer that is the reference solution
+when its notebook z-score reaches :data:`LISTED_Z` or it is among the :data:`TOP_LISTED` highest
+of its notebook; an answer that is the reference solution
 itself (the same fingerprints) is listed apart, with how many students handed in the same.
 The results are kept in ``grading/similarity.json`` (the export's ``closest match`` columns
 read it); the page (:mod:`.page`) shows the listed pairs side by side.
@@ -28,10 +29,12 @@ from autograder.pipeline.similarity.answers import (
     reference_solutions,
     release_code,
 )
+from autograder.pipeline.similarity.canonical import helpers_of
 from autograder.pipeline.similarity.fingerprints import boilerplate_hashes, fingerprint
 
 RESULTS_FILE = "similarity.json"  # in the grading folder
-LISTED_Z = 3.5  # Iglewicz and Hoaglin's cut-off for a robust z-score: an outlier, worth a look
+LISTED_Z = 3.5  # notebook z from which a pair is listed (calibrated on independent pairs: see the README)
+TOP_LISTED = 5  # the highest pairs of each notebook are listed whatever their z (when above the median, z > 0)
 
 
 @dataclass
@@ -102,7 +105,10 @@ class AssignmentSimilarity:
         return [self.pair(rank) for rank in range(min(count, len(self)))]
 
     def listed(self) -> list[Pair]:
-        return self.top(int(np.count_nonzero(self.z >= LISTED_Z)))
+        """The pairs at :data:`LISTED_Z` or more, and the :data:`TOP_LISTED` highest (those above the median)."""
+        return self.top(
+            max(int(np.count_nonzero(self.z >= LISTED_Z)), min(TOP_LISTED, int(np.count_nonzero(self.z > 0))))
+        )
 
     def rank(self, first: str, second: str) -> int:
         """The rank (0 for the highest) of the pair of these two students."""
@@ -124,11 +130,13 @@ _FORKED: dict = {}  # what the forked fingerprinting workers read: the answers a
 
 def _hash_sets(indices: range) -> list[dict[str, frozenset[int]]]:
     work, parts, boilerplate = _FORKED["work"], _FORKED["parts"], _FORKED["boilerplate"]
-    return [
-        {part: frozenset(fingerprint(work.submissions[i].answers.get(part, ""), boilerplate).positions)
-         for part in parts}
-        for i in indices
-    ]  # fmt: skip
+    found = []
+    for i in indices:
+        answers = work.submissions[i].answers
+        helpers = helpers_of(answers.get(ADDED, ""))  # the added cells' helper functions, inlined into the answers
+        found.append({part: frozenset(fingerprint(answers.get(part, ""), boilerplate, helpers).positions)
+                      for part in parts})  # fmt: skip
+    return found
 
 
 def hash_sets(work: ClassWork, parts: list[str], boilerplate: frozenset[int], jobs: int) -> list[dict]:
@@ -227,7 +235,7 @@ def save(course: Course, results: list[AssignmentSimilarity], top: int = 200) ->
     }
     path = results_path(course)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"listed_z": LISTED_Z, "assignments": kept}, indent=1))
+    path.write_text(json.dumps({"listed_z": LISTED_Z, "top_listed": TOP_LISTED, "assignments": kept}, indent=1))
     return path
 
 

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from copydetect.utils import find_fingerprint_overlap, get_copied_slices, winnow
 
+from autograder.pipeline.similarity.canonical import Helpers, canonical
+
 K = 15  # characters of normalised code per hash: shorter runs are noise
 WINDOW = 3  # winnowing window: a shared run of K + WINDOW - 1 = 17 characters is always caught
 SHORT = 8  # the shortest logical line that counts (``V0.eval()``); ``else:`` and ``return V0`` are noise
@@ -201,25 +203,38 @@ def hashes_of(normalised: Normalised) -> dict[int, list[int]]:
     return found
 
 
-def fingerprint(code: str, boilerplate: frozenset[int] = frozenset()) -> Fingerprint:
+def structure(code: str, helpers: Helpers | None = None) -> str:
+    """``code`` in the canonical form of :mod:`.canonical`, free statements ordered by their normalised text."""
+    code = MAGIC.sub("", code)  # IPython lines do not parse
+    return canonical(code, helpers, key=lambda statement: normalise(statement).text)
+
+
+def fingerprint(
+    code: str, boilerplate: frozenset[int] = frozenset(), helpers: Helpers | None = None, structural: bool = True
+) -> Fingerprint:
     """The fingerprint of ``code`` without the hashes in ``boilerplate`` (the release's own code).
 
-    The boilerplate is dropped here rather than by copydetect's ``boilerplate`` argument, which
-    assumes a document repeats no hash and then drops hashes the boilerplate does not have.
+    With ``structural`` (the scores), the code is first put in canonical form (:func:`structure`,
+    ``helpers`` being the added cells' helper functions) and the fingerprint's ``code`` is that form;
+    without it (the page's highlighting), the code as written, so that spans fall on what the
+    student wrote. The boilerplate is dropped here rather than by copydetect's ``boilerplate``
+    argument, which assumes a document repeats no hash and then drops hashes the boilerplate does
+    not have.
     """
-    normalised = normalise(code)
+    text = structure(code, helpers) if structural else code
+    normalised = normalise(text)
     positions = {h: where for h, where in hashes_of(normalised).items() if h not in boilerplate}
-    return Fingerprint(code, normalised, positions)
+    return Fingerprint(text, normalised, positions)
 
 
 def boilerplate_hashes(code: str) -> frozenset[int]:
-    """Every hash (not only the winnowed ones) of code every submission holds: the release's."""
-    normalised = normalise(code)
-    text = normalised.text
-    every = kgram_hashes(text)
+    """Every hash (not only the winnowed ones) of code every submission holds (the release's), as is and canonical."""
     found: set[int] = set()
-    for start, end in normalised.statements:
-        found |= set(every[start : end - K + 1].tolist()) | {statement_hash(text[start:end])}
+    for text in {code, structure(code)}:
+        normalised = normalise(text)
+        every = kgram_hashes(normalised.text)
+        for start, end in normalised.statements:
+            found |= set(every[start : end - K + 1].tolist()) | {statement_hash(normalised.text[start:end])}
     return frozenset(found)
 
 

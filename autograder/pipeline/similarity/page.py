@@ -8,11 +8,10 @@ import html
 from pathlib import Path
 
 from autograder.pipeline.similarity.answers import ClassWork
-from autograder.pipeline.similarity.compare import LISTED_Z, AssignmentSimilarity, Pair
+from autograder.pipeline.similarity.compare import LISTED_Z, TOP_LISTED, AssignmentSimilarity, Pair
 from autograder.pipeline.similarity.fingerprints import fingerprint, matched_spans
 
 SIDE_BY_SIDE = 50  # listed pairs per notebook shown side by side (each re-fingerprints its two answers)
-ALWAYS_SHOWN = 5  # the highest pairs shown side by side even when fewer are listed
 STYLE = (
     "body{font-family:sans-serif;margin:2em} table{border-collapse:collapse} td,th{border:1px solid #ccc;"
     "padding:4px 8px;vertical-align:top} pre{margin:0;white-space:pre-wrap;font-size:12px} mark{background:#ffe08a}"
@@ -35,8 +34,9 @@ def highlighted(code: str, spans: list[tuple[int, int]]) -> str:
 def side_by_side(pair: Pair, answers: dict[str, dict[str, str]], boilerplate: frozenset[int]) -> str:
     rows = []
     for part, (score, z) in pair.exercises.items():
-        first = fingerprint(answers[pair.first].get(part, ""), boilerplate)
-        second = fingerprint(answers[pair.second].get(part, ""), boilerplate)
+        # As written (not canonical), so that the highlighted spans fall on the students' own code.
+        first = fingerprint(answers[pair.first].get(part, ""), boilerplate, structural=False)
+        second = fingerprint(answers[pair.second].get(part, ""), boilerplate, structural=False)
         left, right = matched_spans(first, second)
         rows.append(
             f"<tr><th colspan=2>{html.escape(part)}: score {score:.2f}, z {z:+.1f}</th></tr>"
@@ -72,10 +72,6 @@ def assignment_section(result: AssignmentSimilarity, work: ClassWork, boilerplat
         items = "".join(f"<li>{html.escape(s)}: {html.escape(why)}</li>" for s, why in result.unreadable.items())
         parts += ["<h3>Not compared (unreadable)</h3>", f"<ul>{items}</ul>"]
     shown = listed[:SIDE_BY_SIDE]
-    if len(shown) < ALWAYS_SHOWN:
-        shown = result.top(ALWAYS_SHOWN)
-        parts.append(f"<p>Fewer than {ALWAYS_SHOWN} pairs are listed: the {len(shown)} highest pairs are shown "
-                     "side by side all the same, for comparison.</p>")  # fmt: skip
     for rank, pair in enumerate(shown, 1):
         parts += [f"<h3>{rank}. {html.escape(pair.first)} and {html.escape(pair.second)}: z {pair.z:+.1f}</h3>",
                   side_by_side(pair, answers, boilerplate)]  # fmt: skip
@@ -86,7 +82,9 @@ def write_page(sections: list[list[str]], output: Path) -> Path:
     parts = [f"<html><head><meta charset='utf-8'><title>Similarity report</title><style>{STYLE}</style></head><body>",
              "<h1>Similarity report</h1>",
              "<p>This page ranks; it does not decide. A pair is listed when its notebook z-score (how far its "
-             f"closeness lies above the class's other pairs, in robust standard deviations) reaches {LISTED_Z}. "
+             f"closeness lies above the class's other pairs, in robust standard deviations) reaches {LISTED_Z}, "
+             f"or when it is among the {TOP_LISTED} highest pairs of its notebook (above the median), whatever "
+             "its z-score: the top of a class is always worth a look, an outlier or not. "
              "Short exercises have one natural answer: read the code before drawing a conclusion.</p>"]  # fmt: skip
     for section in sections:
         parts += section

@@ -29,6 +29,13 @@ instead let short exercises (a MAD at its floor) outweigh long ones.
 
 Each fingerprint also counts by how rare it is in the class, log(n / students holding it),
 so that the natural answer everyone types weighs little against what only two students share.
+
+A copy's answers are the same on every exercise (once :mod:`.canonical` has undone its
+disguises); independent students who drew the same answers on most exercises differ on the
+rest. So each exercise's evidence also loses :data:`MISMATCH` times the share the two answers do
+*not* hold in common, 1 - score: 3 for answers with nothing in common, about what the rarest
+closeness in a class gains (Φ⁻¹ of the top 0.1 %). Matching on every exercise then beats
+matching on most, however rare the most.
 """
 
 import math
@@ -38,6 +45,7 @@ from statistics import NormalDist
 import numpy as np
 
 MAD_FLOOR = 0.05  # score units: spreads below 5 % of overlap are what re-typing one natural answer gives
+MISMATCH = 3.0  # what a pair loses on an exercise where its answers share nothing (see rarity_evidence)
 EVIDENCE_MAD_FLOOR = 0.5  # for the notebook's combined evidence (a sum of normal quantiles)
 NORMAL = NormalDist()
 MAD_SCALE = 1.4826  # MAD -> standard deviation for normal data
@@ -64,6 +72,9 @@ def dice_scores(sets: Sequence[set[int]]) -> np.ndarray:
     sizes = np.array([sum(weights[value] for value in hashes) for hashes in sets])
     total = sizes[:, None] + sizes[None, :]
     scores = np.divide(2 * counts, total, out=np.zeros_like(total), where=total > 0)
+    # Rounded: the same sets summed in another order differ in the last bits, and a tie split by rounding
+    # noise would rank one identical pair above another.
+    scores = np.round(scores, 9)
     np.fill_diagonal(scores, 0.0)
     return scores
 
@@ -90,7 +101,8 @@ def rarity_evidence(scores: np.ndarray, pairs: np.ndarray) -> np.ndarray:
 
     p is the share of the exercise's pairs that score at least as high, counting the pair itself
     as half (the mid-p: a tie with everyone is p = 1/2, no evidence), and the evidence is
-    ``Φ⁻¹(1 - p)``: 0 at the median, 2.3 for the top 1 %, 3.1 for the top 0.1 %.
+    ``Φ⁻¹(1 - p)``: 0 at the median, 2.3 for the top 1 %, 3.1 for the top 0.1 %, less
+    ``MISMATCH · (1 - score)`` for what the two answers do not share.
     """
     values = np.sort(scores[pairs])
     if values.size == 0:
@@ -99,4 +111,5 @@ def rarity_evidence(scores: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     share = np.clip((at_least - 0.5) / values.size, 0.5 / values.size, 1 - 0.5 / values.size)
     unique, where = np.unique(share, return_inverse=True)
     evidence = np.array([-NORMAL.inv_cdf(p) for p in unique.tolist()])[where].reshape(scores.shape)
+    evidence -= MISMATCH * (1 - scores)
     return np.where(pairs | pairs.T, evidence, 0.0)
