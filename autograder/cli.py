@@ -6,9 +6,11 @@ grade                autograde in isolation, in parallel, resumably
 feedback             HTML per student without hidden tests, maths offline; flagged ones held
 export               grades.csv with status, reason and per-test columns (--format canvas|moodle: the LMS's import)
 report               class report (HTML with figures)
+similarity           pairs of answers closer than independent work explains (HTML page, similarity.json)
 """
 
 import argparse
+import multiprocessing
 import os
 import sys
 from concurrent.futures import Executor
@@ -23,6 +25,10 @@ from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
 from autograder.pipeline import collect, export, feedback, grade, profile, report, sanitize
 from autograder.pipeline.results import Status, SubmissionResult
+from autograder.pipeline.similarity import compare as similarity
+from autograder.pipeline.similarity import page as similarity_page
+from autograder.pipeline.similarity.answers import release_code
+from autograder.pipeline.similarity.fingerprints import boilerplate_hashes
 
 
 def dask_executor(address: str) -> Executor:
@@ -156,6 +162,28 @@ def run_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def similarity_section(course: Course, assignment: str, jobs: int) -> tuple[similarity.AssignmentSimilarity, list]:
+    """One notebook compared, and its section of the page."""
+    result, work = similarity.compare_assignment(course, assignment, jobs)
+    return result, similarity_page.assignment_section(result, work, boilerplate_hashes(release_code(work.release)))
+
+
+def run_similarity(args: argparse.Namespace) -> int:
+    assignments = similarity.handed_in(args.course, args.assignment)
+    if args.jobs > 1 and len(assignments) > 1 and "fork" in multiprocessing.get_all_start_methods():
+        # One notebook per process: reading, fingerprints, scores and page all run side by side.
+        with multiprocessing.get_context("fork").Pool(min(args.jobs, len(assignments))) as pool:
+            done = pool.starmap(similarity_section, [(args.course, a, 1) for a in assignments])
+    else:
+        done = [similarity_section(args.course, a, args.jobs) for a in assignments]
+    for result, _ in done:
+        print(f"{result.assignment:24s} {len(result.students):4d} submissions, {len(result.listed()):4d} pairs listed, "
+              f"{len(result.reference_copies):4d} answers identical to the reference")  # fmt: skip
+    print(f"results -> {similarity.save(args.course, [result for result, _ in done])}")
+    print(f"page    -> {similarity_page.write_page([section for _, section in done], args.output)}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(prog="python -m autograder", description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
@@ -215,6 +243,12 @@ def parser() -> argparse.ArgumentParser:
     step = commands.add_parser("report", help="class report HTML")
     step.add_argument("--output", type=Path, default=Path("report.html"))
     step.set_defaults(run=run_report)
+
+    step = commands.add_parser("similarity", help="rank pairs of answers closer than independent work explains")
+    step.add_argument("--assignment", nargs="+", action="extend", help="repeat or list several")
+    step.add_argument("--jobs", type=int, default=similarity.default_jobs(), help="processes (one notebook each)")
+    step.add_argument("--output", type=Path, default=Path("similarity.html"))
+    step.set_defaults(run=run_similarity)
     return main
 
 

@@ -13,7 +13,9 @@ zero: lateness is marked, and the instructor decides. The
 ``extra_credit_*``), which count in the totals and in no maximum: ``autograded_max`` and the LMS
 files' points possible leave them out, so a student can pass full marks. The
 ``feedback`` column says whether the student's feedback is ``written``, ``held (flagged)``
-until the instructor releases it, ``released``, or not written yet (``none``).
+until the instructor releases it, ``released``, or not written yet (``none``). Once
+``similarity`` has run, ``closest match``, ``closest match score`` and ``closest match z`` name
+the student whose submission of the notebook lies furthest above the class's pairs (by z-score).
 
 ``--format canvas`` and ``--format moodle`` write what each LMS imports instead, one total per
 student and assignment (autograded and manual scores), with the identifiers ``collect`` read
@@ -48,6 +50,7 @@ from autograder.pipeline.collect import CANVAS, MOODLE, load_lms_students
 from autograder.pipeline.feedback import feedback_state, load_releases
 from autograder.pipeline.gradebook import grade_cells
 from autograder.pipeline.results import Status, SubmissionResult, load_results
+from autograder.pipeline.similarity.compare import closest_matches
 
 FORMATS = ("csv", CANVAS, MOODLE)
 CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -77,6 +80,7 @@ def export_frame(course: Course) -> pd.DataFrame:
     """The grades of every graded submission (rows sorted by assignment, then student)."""
     db_path = course.grading.gradebook
     releases, due_dates = load_releases(course), course.due_dates()
+    closest = closest_matches(course)  # empty unless `similarity` has run
     rows = []
     for result in load_results(course):
         submitted = submitted_at(course.grading.submitted(result.student, result.assignment))
@@ -112,6 +116,11 @@ def export_frame(course: Course) -> pd.DataFrame:
             if test.score < test.max_score:
                 row[f"{test.notebook}:{test.grade_id} why"] = test.message or "failed"
         row["seconds"] = round(result.seconds, 1)
+        if closest:
+            match = closest.get((result.assignment, result.student), {})
+            row["closest match"] = match.get("match", "")
+            row["closest match score"] = match.get("score")
+            row["closest match z"] = match.get("z")
         rows.append(row)
     frame = pd.DataFrame(rows)
     return frame.sort_values(["assignment", "student"]).reset_index(drop=True) if rows else frame

@@ -31,7 +31,7 @@ from autograder.course.settings import REPO_ROOT, assignment_ids, release_notebo
 from tests.support.course import ThrowawayCourse
 
 README = REPO_ROOT / "README.md"
-STEPS = ["collect", "sanitize", "grade", "feedback", "export", "report"]
+STEPS = ["collect", "sanitize", "grade", "feedback", "export", "report", "similarity"]
 GOOD, BLANK = "goodstudent", "blankstudent"
 HANDED_IN = assignment_ids()[:2]
 

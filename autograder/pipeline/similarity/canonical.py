@@ -1,0 +1,332 @@
+"""Code put in a canonical form from its syntax tree, so that structural disguises do not hide a copy.
+
+What MOSS-like tools do for structure, before :mod:`.fingerprints` does the rest (names,
+strings, spacing). The answer is parsed with :mod:`ast` (code that does not parse is left as it
+is) and re-printed with :func:`ast.unparse`, which drops comments, blank lines and formatting;
+on the way:
+
+- docstrings go (a comment by another name);
+- a helper function the answer defines, or the student's added cells define, is inlined where it
+  is called, and its ``def`` dropped when every call was inlined, when its body comes down to one
+  ``return`` expression: a single ``return``, or simple assignments whose temporaries fold into
+  the ``return`` (below). Its parameters become the call's arguments (keywords and defaults
+  matched); a helper with ``*args``, decorators or anything else in its body is left alone;
+- a single-use temporary inside a function is folded into its one use (``x = expr; return f(x)``
+  reads ``return f(expr)``), when the name is assigned once, read once, later in the same block
+  and outside any nested function, and nothing in between writes what ``expr`` reads;
+- consecutive assignments whose order is free (neither reads nor writes what another writes) are
+  put in one order: the dependencies kept, ties broken by each statement's normalised text.
+
+Each transformation keeps what the code does, up to how often and when an expression is
+evaluated, which a copy does not change either; it only removes choices a copier makes freely.
+"""
+
+import ast
+import copy
+from collections.abc import Callable
+
+Helpers = dict[str, ast.FunctionDef]
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def parse(code: str) -> ast.Module | None:
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
+def canonical(code: str, helpers: Helpers | None = None, key: Callable[[str], str] = str) -> str:
+    """``code`` re-printed in canonical form (see the module); unchanged when it does not parse.
+
+    ``helpers`` are one-expression helpers defined elsewhere in the notebook (:func:`helpers_of` of the
+    added cells); ``key`` maps a statement's text to what orders free statements (the normalised text).
+    """
+    tree = parse(code)
+    if tree is None:
+        return code
+    try:
+        # The lists of statements stay the same lists through every step (each edits them in place).
+        functions, blocks = drop_docstrings(tree)
+        for function in functions:
+            fold_temporaries(function)
+        if inline_helpers(tree, {**(helpers or {}), **local_helpers(tree)}):
+            for function in functions:
+                fold_temporaries(function)
+        order_free_statements(blocks, key)
+        return ast.unparse(tree)
+    except (RecursionError, ValueError, TypeError, AttributeError):  # a tree too deep or too odd to re-print
+        return code
+
+
+def helpers_of(code: str) -> Helpers:
+    """The one-expression helper functions ``code`` defines at its top level (for the other cells)."""
+    tree = parse(code)
+    if tree is None:
+        return {}
+    functions, _ = drop_docstrings(tree)
+    for function in functions:
+        fold_temporaries(function)
+    return local_helpers(tree)
+
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+BLOCKS = {  # the fields that hold lists of statements, by node type
+    kind: tuple(f for f in ("body", "orelse", "finalbody") if f in kind._fields)
+    for kind in (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.AsyncFor, ast.While,
+                 ast.If, ast.With, ast.AsyncWith, ast.Try, getattr(ast, "TryStar", ast.Try), ast.ExceptHandler,
+                 ast.match_case)
+}  # fmt: skip
+
+
+def drop_docstrings(tree: ast.Module) -> tuple[list[Function], list[list[ast.stmt]]]:
+    """Docstrings dropped (in place); the functions of ``tree`` and all its lists of statements, from one walk."""
+    functions, blocks = [], []
+    for node in ast.walk(tree):
+        fields = BLOCKS.get(type(node), ())
+        if isinstance(node, Function):
+            functions.append(node)
+        if isinstance(node, ast.Module | ast.ClassDef | Function):
+            first = node.body[0] if node.body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                node.body[:1] = [] if len(node.body) > 1 else [ast.Pass()]
+        blocks += [getattr(node, name) for name in fields if getattr(node, name)]
+    return functions, blocks
+
+
+def local_helpers(tree: ast.Module) -> Helpers:
+    """Top-level functions of ``tree`` whose body is one ``return`` expression and that take plain parameters."""
+    found = {}
+    for node in tree.body:
+        if (
+            isinstance(node, ast.FunctionDef)
+            and len(node.body) == 1
+            and isinstance(node.body[0], ast.Return)
+            and node.body[0].value is not None
+            and not node.decorator_list
+            and not (node.args.vararg or node.args.kwarg or node.args.kwonlyargs or node.args.posonlyargs)
+        ):
+            found[node.name] = node
+    return found
+
+
+def arguments(helper: ast.FunctionDef, call: ast.Call) -> dict[str, ast.expr] | None:
+    """The helper's parameters bound to the call's arguments (defaults filling the rest); None when they do not fit."""
+    names = [a.arg for a in helper.args.args]
+    if len(call.args) > len(names) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    bound = dict(zip(names, call.args, strict=False))
+    for keyword in call.keywords:
+        if keyword.arg is None or keyword.arg not in names or keyword.arg in bound:
+            return None
+        bound[keyword.arg] = keyword.value
+    defaults = dict(zip(names[len(names) - len(helper.args.defaults) :], helper.args.defaults, strict=True))
+    for name in names:
+        if name not in bound:
+            if name not in defaults:
+                return None
+            bound[name] = defaults[name]
+    return bound
+
+
+class Substitute(ast.NodeTransformer):
+    """Names replaced by expressions (copies), except where a nested scope rebinds them."""
+
+    def __init__(self, values: dict[str, ast.expr]):
+        self.values = values
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if isinstance(node.ctx, ast.Load) and node.id in self.values:
+            return copy.deepcopy(self.values[node.id])
+        return node
+
+
+class Inliner(ast.NodeTransformer):
+    """Each call of a helper replaced by the helper's expression on the call's arguments."""
+
+    def __init__(self, helpers: Helpers):
+        self.helpers = helpers
+        self.missed: set[str] = set()  # helpers called somewhere they could not be inlined
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        helper = self.helpers.get(node.func.id) if isinstance(node.func, ast.Name) else None
+        if helper is None:
+            return node
+        bound = arguments(helper, node)
+        if bound is None:
+            self.missed.add(helper.name)
+            return node
+        return Substitute(bound).visit(copy.deepcopy(helper.body[0].value))
+
+
+def inline_helpers(tree: ast.Module, helpers: Helpers) -> bool:
+    """Inline ``helpers`` wherever called, dropping a local helper's ``def`` once every call is; whether any was.
+
+    A helper calling another is inlined with the other already inlined into it (one level).
+    """
+    called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    helpers = {name: helper for name, helper in helpers.items() if name in called}
+    if not helpers:
+        return False
+    ready = {
+        name: Inliner({n: h for n, h in helpers.items() if n != name}).visit(copy.deepcopy(helper))
+        for name, helper in helpers.items()
+    }
+    inliner = Inliner(ready)
+    own = {id(helper) for helper in helpers.values()}  # this cell's helper definitions (not the added cells')
+    body = [statement if id(statement) in own else inliner.visit(statement) for statement in tree.body]
+    tree.body[:] = [s for s in body if id(s) not in own or s.name in inliner.missed] or [ast.Pass()]
+    return True
+
+
+def names(node: ast.AST, context: type) -> list[ast.Name]:
+    """The ``Name`` nodes under ``node`` in ``context`` (``ast.Load`` or ``ast.Store``)."""
+    return [n for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, context)]
+
+
+def dotted(node: ast.expr) -> str:
+    """``self.w_q`` for an attribute chain on a name; the code itself for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return ".".join([node.id, *reversed(parts)])
+    return ast.unparse(node) + "".join(f".{part}" for part in reversed(parts))
+
+
+def reads_and_writes(statement: ast.stmt) -> tuple[set[str], set[str], set[str]]:
+    """What a statement reads, writes and writes in part: names, and attribute chains (``self.w_q``) as one.
+
+    ``x[i] = ...`` writes ``x[i]`` and writes ``x`` in part, without reading ``x``: two writes into
+    different slices of one tensor (``pe[:, 0::2]``, ``pe[:, 1::2]``) are free to swap; either
+    conflicts with a statement that reads or rebinds ``x``.
+    """
+    reads: set[str] = set()
+    writes: set[str] = set()
+    partial: set[str] = set()
+    bases = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
+            writes.add(ast.unparse(node))
+            partial.add(dotted(node.value))
+            bases.add(id(node.value))
+        elif isinstance(node, ast.Name | ast.Attribute) and id(node) not in bases:
+            (writes if isinstance(node.ctx, ast.Store | ast.Del) else reads).add(dotted(node))
+    return reads, writes, partial
+
+
+def conflict(first: tuple[set[str], set[str], set[str]], second: tuple[set[str], set[str], set[str]]) -> bool:
+    """Whether two statements' order matters, from their :func:`reads_and_writes`."""
+    (read_1, write_1, partial_1), (read_2, write_2, partial_2) = first, second
+    return bool(
+        write_1 & (read_2 | write_2 | partial_2)
+        or write_2 & (read_1 | partial_1)
+        or partial_1 & read_2
+        or partial_2 & read_1
+    )
+
+
+def fold_temporaries(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Fold each single-use temporary of ``function`` into its use (see the module); whether one was.
+
+    One walk finds the candidates (names stored once and read once, outside nested scopes); folding
+    one moves its expression without changing any other name's counts, so they stay candidates.
+    """
+    stores: dict[str, int] = {}
+    loads: dict[str, int] = {}
+    hidden: set[int] = set()  # Name nodes inside a nested function, lambda or class
+    bodies: list[list[ast.stmt]] = []  # the blocks of statements of this function (not of nested scopes)
+    pending: list[tuple[ast.AST, bool]] = [(function, False)]
+    while pending:
+        node, nested = pending.pop()
+        if isinstance(node, ast.Name):
+            counts = loads if isinstance(node.ctx, ast.Load) else stores
+            counts[node.id] = counts.get(node.id, 0) + 1 + nested  # a nested scope's use: never folded
+            if nested:
+                hidden.add(id(node))
+            continue
+        if isinstance(node, ast.Global | ast.Nonlocal):
+            for name in node.names:
+                stores[name] = stores.get(name, 0) + 2
+        inner = nested or (node is not function and isinstance(node, SCOPES))
+        if not inner:
+            for name in ("body", "orelse", "finalbody"):
+                body = getattr(node, name, None)
+                if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                    bodies.append(body)
+        pending.extend((child, inner) for child in ast.iter_child_nodes(node))
+    for argument in ast.walk(function.args):
+        if isinstance(argument, ast.arg):
+            stores[argument.arg] = stores.get(argument.arg, 0) + 2
+    candidates = {name for name, count in loads.items() if count == 1 and stores.get(name) == 1}
+    folded = False
+    while candidates and (name := fold_one(bodies, candidates, hidden)):
+        candidates.discard(name)
+        folded = True
+    return folded
+
+
+def fold_one(bodies: list[list[ast.stmt]], candidates: set[str], hidden: set[int]) -> str | None:
+    """Fold the first candidate that can be folded; its name, or None."""
+    for body in bodies:
+        for index, statement in enumerate(body):
+            if not (
+                isinstance(statement, ast.Assign)
+                and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)
+                and statement.targets[0].id in candidates
+            ):
+                continue
+            name = statement.targets[0].id
+            read = reads_and_writes(statement)[0]
+            for later in range(index + 1, len(body)):
+                used = any(
+                    isinstance(n, ast.Name) and n.id == name and id(n) not in hidden for n in ast.walk(body[later])
+                )
+                compound = not isinstance(
+                    body[later], ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Return | ast.Expr
+                )
+                if not used or compound:  # a loop's target, a with's name, or a statement in between
+                    _, written, partial = reads_and_writes(body[later])
+                    if (written | partial) & read:
+                        break
+                if used:
+                    body[later] = Substitute({name: statement.value}).visit(body[later])
+                    del body[index]
+                    return name
+    return None
+
+
+def order_free_statements(blocks: list[list[ast.stmt]], key: Callable[[str], str]) -> None:
+    """Each run of consecutive assignments in one order: dependencies kept, ties by ``key`` of their text."""
+    for body in blocks:
+        start = 0
+        while start < len(body):
+            end = start
+            while end < len(body) and isinstance(body[end], ast.Assign | ast.AnnAssign):
+                end += 1
+            if end - start > 1:
+                body[start:end] = canonical_order(body[start:end], key)
+            start = end + 1
+
+
+def canonical_order(statements: list[ast.stmt], key: Callable[[str], str]) -> list[ast.stmt]:
+    """``statements`` topologically sorted (one before another when the other reads or rewrites what it writes)."""
+    effects = [reads_and_writes(s) for s in statements]
+    keys: dict[int, str] = {}  # only where there is a tie to break
+    before = [{i for i in range(j) if conflict(effects[i], effects[j])} for j in range(len(statements))]
+    done: list[int] = []
+    while len(done) < len(statements):
+        free = [j for j in range(len(statements)) if j not in done and before[j] <= set(done)]
+        if len(free) > 1:
+            for j in free:
+                if j not in keys:
+                    keys[j] = key(ast.unparse(statements[j]))
+        done.append(min(free, key=lambda j: (keys.get(j, ""), j)))
+    return [statements[j] for j in done]

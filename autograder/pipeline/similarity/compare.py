@@ -1,0 +1,260 @@
+"""The ``similarity`` step: every pair of a class's answers compared, per exercise and per notebook.
+
+Each answer is fingerprinted once (:mod:`.fingerprints`, the release's own code removed), and
+all pairs are scored from the fingerprint sets at once (:mod:`.scores`). A pair is *listed*
+when its notebook z-score reaches :data:`LISTED_Z` or it is among the :data:`TOP_LISTED` highest
+of its notebook; an answer that is the reference solution
+itself (the same fingerprints) is listed apart, with how many students handed in the same.
+The results are kept in ``grading/similarity.json`` (the export's ``closest match`` columns
+read it); the page (:mod:`.page`) shows the listed pairs side by side.
+"""
+
+import json
+import multiprocessing
+import os
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import nbformat
+import numpy as np
+
+from autograder.course.course import Course
+from autograder.pipeline.similarity import scores
+from autograder.pipeline.similarity.answers import (
+    ADDED,
+    ClassWork,
+    exercises,
+    read_class,
+    reference_solutions,
+    release_code,
+)
+from autograder.pipeline.similarity.canonical import helpers_of
+from autograder.pipeline.similarity.fingerprints import boilerplate_hashes, fingerprint
+
+RESULTS_FILE = "similarity.json"  # in the grading folder
+LISTED_Z = 3.5  # notebook z from which a pair is listed (calibrated on independent pairs: see the README)
+TOP_LISTED = 5  # the highest pairs of each notebook are listed whatever their z (when above the median, z > 0)
+
+
+@dataclass
+class Pair:
+    """Two students' submissions of one notebook: how close, and how far above the class's pairs."""
+
+    first: str
+    second: str
+    score: float  # Dice overlap of all their answers (added cells included)
+    z: float  # robust z of the exercises' rarity evidence summed (see scores.rarity_evidence)
+    exercises: dict[str, tuple[float, float]] = field(default_factory=dict)  # part -> (score, z), both answered
+
+
+@dataclass
+class ReferenceCopy:
+    """An answer with the very fingerprints of the reference solution."""
+
+    student: str
+    exercise: str
+    same: int  # students whose answer to this exercise is the reference's, this one included
+
+
+@dataclass
+class ExerciseStats:
+    pairs: int  # pairs where both answered
+    median: float
+    mad: float
+
+
+@dataclass
+class AssignmentSimilarity:
+    """Every pair's scores as numpy arrays, ranked (highest notebook z first); Python objects only on demand.
+
+    A class of 300 has 44,850 pairs per notebook: a :class:`Pair` for each would cost more than
+    scoring them. ``first[k]``, ``second[k]`` (indices into ``students``), ``score[k]`` and ``z[k]``
+    are the ``k``-th ranked pair's; ``part_score[part][k]``, ``part_z[part][k]`` and
+    ``part_answered[part][k]`` its exercises'.
+    """
+
+    assignment: str
+    students: list[str]
+    parts: list[str]  # the exercises (grade ids) and, when someone added code cells, ADDED
+    first: np.ndarray
+    second: np.ndarray
+    score: np.ndarray
+    z: np.ndarray
+    part_score: dict[str, np.ndarray]
+    part_z: dict[str, np.ndarray]
+    part_answered: dict[str, np.ndarray]
+    stats: dict[str, ExerciseStats]
+    reference_copies: list[ReferenceCopy]
+    unreadable: dict[str, str]
+
+    def __len__(self) -> int:
+        return len(self.z)
+
+    def pair(self, rank: int) -> Pair:
+        """The pair at ``rank`` (0 for the highest)."""
+        exercises = {
+            part: (float(self.part_score[part][rank]), float(self.part_z[part][rank]))
+            for part in self.parts
+            if self.part_answered[part][rank]
+        }
+        first, second = self.students[self.first[rank]], self.students[self.second[rank]]
+        return Pair(first, second, float(self.score[rank]), float(self.z[rank]), exercises)
+
+    def top(self, count: int) -> list[Pair]:
+        return [self.pair(rank) for rank in range(min(count, len(self)))]
+
+    def listed(self) -> list[Pair]:
+        """The pairs at :data:`LISTED_Z` or more, and the :data:`TOP_LISTED` highest (those above the median)."""
+        return self.top(
+            max(int(np.count_nonzero(self.z >= LISTED_Z)), min(TOP_LISTED, int(np.count_nonzero(self.z > 0))))
+        )
+
+    def rank(self, first: str, second: str) -> int:
+        """The rank (0 for the highest) of the pair of these two students."""
+        i, j = sorted((self.students.index(first), self.students.index(second)))
+        return int(np.flatnonzero((self.first == i) & (self.second == j))[0])
+
+    def closest(self) -> dict[str, Pair]:
+        """Each student's pair of highest notebook z-score."""
+        best = np.full(len(self.students), len(self), dtype=np.int64)
+        ranks = np.arange(len(self))
+        np.minimum.at(best, self.first, ranks)
+        np.minimum.at(best, self.second, ranks)
+        return {student: self.pair(int(rank)) for student, rank in zip(self.students, best, strict=True)
+                if rank < len(self)}  # fmt: skip
+
+
+_FORKED: dict = {}  # what the forked fingerprinting workers read: the answers and the boilerplate
+
+
+def _hash_sets(indices: range) -> list[dict[str, frozenset[int]]]:
+    work, parts, boilerplate = _FORKED["work"], _FORKED["parts"], _FORKED["boilerplate"]
+    found = []
+    for i in indices:
+        answers = work.submissions[i].answers
+        helpers = helpers_of(answers.get(ADDED, ""))  # the added cells' helper functions, inlined into the answers
+        found.append({part: frozenset(fingerprint(answers.get(part, ""), boilerplate, helpers).positions)
+                      for part in parts})  # fmt: skip
+    return found
+
+
+def hash_sets(work: ClassWork, parts: list[str], boilerplate: frozenset[int], jobs: int) -> list[dict]:
+    """Per submission, ``{part: its fingerprint set}``; on ``jobs`` forked processes when there are many.
+
+    Forked, so that the workers find the answers in memory instead of pickled.
+    """
+    count = len(work.submissions)
+    _FORKED.update(work=work, parts=parts, boilerplate=boilerplate)
+    if jobs <= 1 or count < 100 or "fork" not in multiprocessing.get_all_start_methods():
+        return _hash_sets(range(count))
+    step = -(-count // jobs)
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        chunks = pool.map(_hash_sets, [range(i, min(i + step, count)) for i in range(0, count, step)])
+    return [sets for chunk in chunks for sets in chunk]
+
+
+def compare_class(work: ClassWork, reference: dict[str, str], jobs: int = 1) -> AssignmentSimilarity:
+    """Every pair of ``work``'s submissions scored, per part and per notebook."""
+    boilerplate = boilerplate_hashes(release_code(work.release))
+    parts = exercises(work.release)
+    if any(ADDED in s.answers for s in work.submissions):
+        parts.append(ADDED)
+    sets = hash_sets(work, parts, boilerplate, jobs)
+    students = [s.student for s in work.submissions]
+    part_scores, part_z, answered, stats = {}, {}, {}, {}
+    for part in parts:
+        column = [student_sets[part] for student_sets in sets]
+        part_scores[part] = scores.dice_scores(column)
+        answered[part] = scores.answered_pairs(column)
+        part_z[part], median, mad = scores.robust_z(part_scores[part], answered[part])
+        stats[part] = ExerciseStats(int(answered[part].sum()), median, mad)
+    everything = [frozenset().union(*student_sets.values()) for student_sets in sets]
+    notebook = scores.dice_scores(everything)
+    evidence = sum(scores.rarity_evidence(part_scores[p], answered[p]) for p in parts)
+    combined, _, _ = scores.robust_z(evidence, scores.answered_pairs(everything), scores.EVIDENCE_MAD_FLOOR)
+    first, second = np.triu_indices(len(students), k=1)
+    # Ranked by z, then score (both highest first), then the students' order (they are sorted).
+    order = np.lexsort((second, first, -notebook[first, second], -combined[first, second]))
+    first, second = first[order], second[order]
+    copies = reference_copies(students, sets, reference, boilerplate)
+    return AssignmentSimilarity(
+        work.assignment, students, parts, first, second, notebook[first, second], combined[first, second],
+        {part: part_scores[part][first, second] for part in parts},
+        {part: part_z[part][first, second] for part in parts},
+        {part: answered[part][first, second] for part in parts},
+        stats, copies, work.unreadable,
+    )  # fmt: skip
+
+
+def reference_copies(
+    students: list[str], sets: list[dict[str, frozenset[int]]], reference: dict[str, str], boilerplate: frozenset[int]
+) -> list[ReferenceCopy]:
+    """The answers whose fingerprints are the reference answer's, exercise by exercise."""
+    found = []
+    for exercise, solution in reference.items():
+        expected = frozenset(fingerprint(solution, boilerplate).positions)
+        same = [
+            s
+            for s, student_sets in zip(students, sets, strict=True)
+            if expected and student_sets.get(exercise) == expected
+        ]
+        found += [ReferenceCopy(student, exercise, len(same)) for student in same]
+    return found
+
+
+def compare_assignment(course: Course, assignment: str, jobs: int = 1) -> tuple[AssignmentSimilarity, ClassWork]:
+    """One assignment's class compared, and what it handed in (the page shows it)."""
+    source = nbformat.read(course.source_notebook(assignment), as_version=4)
+    work = read_class(course, assignment)
+    return compare_class(work, reference_solutions(source), jobs), work
+
+
+def handed_in(course: Course, assignments: Iterable[str] | None = None) -> list[str]:
+    """The assignments (all, or those named) that someone handed in."""
+    found = {path.name for path in course.grading.submitted().glob("*/*") if path.is_dir()}
+    return [a for a in (assignments or course.assignments()) if a in found]
+
+
+def results_path(course: Course) -> Path:
+    return course.grading.file(RESULTS_FILE)
+
+
+def save(course: Course, results: list[AssignmentSimilarity], top: int = 200) -> Path:
+    """Keep each assignment's listed pairs (at least its ``top`` highest) and every student's closest match."""
+    kept = {
+        result.assignment: {
+            "students": result.students,
+            "stats": {part: asdict(stats) for part, stats in result.stats.items()},
+            "pairs": [asdict(pair) for pair in result.top(max(top, len(result.listed())))],
+            "closest": {student: asdict(pair) for student, pair in result.closest().items()},
+            "reference_copies": [asdict(copy) for copy in result.reference_copies],
+            "unreadable": result.unreadable,
+        }
+        for result in results
+    }
+    path = results_path(course)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"listed_z": LISTED_Z, "top_listed": TOP_LISTED, "assignments": kept}, indent=1))
+    return path
+
+
+def closest_matches(course: Course) -> dict[tuple[str, str], dict]:
+    """``{(assignment, student): {"match", "score", "z"}}`` from the last run; empty when there was none."""
+    path = results_path(course)
+    if not path.exists():
+        return {}
+    kept = json.loads(path.read_text())["assignments"]
+    return {
+        (assignment, student): {
+            "match": pair["second"] if pair["first"] == student else pair["first"],
+            "score": round(pair["score"], 3),
+            "z": round(pair["z"], 1),
+        }
+        for assignment, result in kept.items()
+        for student, pair in result["closest"].items()
+    }
+
+
+def default_jobs() -> int:
+    return min(2, os.cpu_count() or 1)

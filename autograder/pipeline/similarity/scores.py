@@ -1,0 +1,115 @@
+"""Pair scores for a whole class at once, and how far each lies above the class's own pairs.
+
+A pair's score on one exercise is the Dice overlap of the two answers' fingerprint sets,
+2|A ∩ B| / (|A| + |B|): 1 for the same code, 0 for nothing in common or an empty answer. The
+shared counts of all pairs come from one matrix product over the hashes that at least two
+students hold (an inverted index from hash to students), so the cost grows with the pairs'
+count (n²) only in that product, never in Python.
+
+Short exercises have one natural answer that half the class writes, so a raw score says little;
+what matters is how far a pair lies above the other pairs of the same exercise. That distance is
+a robust z-score, (score - median) / (1.4826 · MAD), the median absolute deviation standing in
+for the standard deviation (1.4826 makes them equal for normal data) so that the copies being
+looked for do not widen the yardstick. Only pairs where both students answered count: an
+empty or untouched answer is no evidence either way. The MAD has a floor, :data:`MAD_FLOOR`:
+where the whole class writes the same few lines (MAD near 0), a pair a little above the median
+would otherwise lie "infinitely" far out.
+
+A notebook's score combines its exercises by how *rare* each exercise's closeness is: the
+share p of the exercise's pairs that score at least as high, turned into a normal quantile
+Φ⁻¹(1 - p) and summed over the exercises both students answered (Stouffer's way of combining
+evidence). Identical answers to an exercise that a third of the class answers identically add
+little (0.4); the same on an exercise where nobody else agrees adds much (up to about 3).
+Stouffer's sum, unlike Fisher's sum of -log p (tried first), does not let one exercise's
+extreme p outweigh the others: being close on every exercise, as a copy is, beats being
+identical on most and apart on one, as independent students who drew the same common answers
+are. The robust z-score of that sum against all the notebook's pairs is the notebook's
+z-score, the one pairs are ranked and listed by. Weighting the robust z-scores themselves
+instead let short exercises (a MAD at its floor) outweigh long ones.
+
+Each fingerprint also counts by how rare it is in the class, log(n / students holding it),
+so that the natural answer everyone types weighs little against what only two students share.
+
+A copy's answers are the same on every exercise (once :mod:`.canonical` has undone its
+disguises); independent students who drew the same answers on most exercises differ on the
+rest. So each exercise's evidence also loses :data:`MISMATCH` times the share the two answers do
+*not* hold in common, 1 - score: 3 for answers with nothing in common, about what the rarest
+closeness in a class gains (Φ⁻¹ of the top 0.1 %). Matching on every exercise then beats
+matching on most, however rare the most.
+"""
+
+import math
+from collections.abc import Sequence
+from statistics import NormalDist
+
+import numpy as np
+
+MAD_FLOOR = 0.05  # score units: spreads below 5 % of overlap are what re-typing one natural answer gives
+MISMATCH = 3.0  # what a pair loses on an exercise where its answers share nothing (see rarity_evidence)
+EVIDENCE_MAD_FLOOR = 0.5  # for the notebook's combined evidence (a sum of normal quantiles)
+NORMAL = NormalDist()
+MAD_SCALE = 1.4826  # MAD -> standard deviation for normal data
+
+
+def rarity(sets: Sequence[set[int]]) -> dict[int, float]:
+    """Each hash's weight, log(n / how many students hold it): 0 for a hash everyone holds."""
+    holders: dict[int, int] = {}
+    for hashes in sets:
+        for value in hashes:
+            holders[value] = holders.get(value, 0) + 1
+    return {value: math.log(len(sets) / count) for value, count in holders.items()}
+
+
+def dice_scores(sets: Sequence[set[int]]) -> np.ndarray:
+    """``scores[i, j]``: the weighted Dice overlap 2 w(A ∩ B) / (w(A) + w(B)); 0 where either is empty."""
+    weights = rarity(sets)
+    shared = sorted(value for value in weights if weights[value] < math.log(len(sets)))  # held by two or more
+    column = {value: index for index, value in enumerate(shared)}
+    incidence = np.zeros((len(sets), len(shared)), dtype=np.float64)
+    for student, hashes in enumerate(sets):
+        incidence[student, [column[value] for value in hashes if value in column]] = 1.0
+    counts = (incidence * np.array([weights[value] for value in shared])) @ incidence.T
+    sizes = np.array([sum(weights[value] for value in hashes) for hashes in sets])
+    total = sizes[:, None] + sizes[None, :]
+    scores = np.divide(2 * counts, total, out=np.zeros_like(total), where=total > 0)
+    # Rounded: the same sets summed in another order differ in the last bits, and a tie split by rounding
+    # noise would rank one identical pair above another.
+    scores = np.round(scores, 9)
+    np.fill_diagonal(scores, 0.0)
+    return scores
+
+
+def answered_pairs(sets: Sequence[set[int]]) -> np.ndarray:
+    """``mask[i, j]``: both students answered (non-empty sets), i < j (each pair once)."""
+    answered = np.array([len(hashes) > 0 for hashes in sets])
+    return np.triu(np.outer(answered, answered), k=1)
+
+
+def robust_z(scores: np.ndarray, pairs: np.ndarray, floor: float = MAD_FLOOR) -> tuple[np.ndarray, float, float]:
+    """The z-score of every pair against the pairs in ``pairs`` (0 outside them), the median and the MAD."""
+    values = scores[pairs]
+    if values.size == 0:
+        return np.zeros_like(scores), 0.0, 0.0
+    median = float(np.median(values))
+    mad = float(np.median(np.abs(values - median)))
+    z = (scores - median) / (MAD_SCALE * max(mad, floor))
+    return np.where(pairs | pairs.T, z, 0.0), median, mad
+
+
+def rarity_evidence(scores: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """How rare this closeness is among the exercise's pairs, as a normal quantile (Stouffer's z).
+
+    p is the share of the exercise's pairs that score at least as high, counting the pair itself
+    as half (the mid-p: a tie with everyone is p = 1/2, no evidence), and the evidence is
+    ``Φ⁻¹(1 - p)``: 0 at the median, 2.3 for the top 1 %, 3.1 for the top 0.1 %, less
+    ``MISMATCH · (1 - score)`` for what the two answers do not share.
+    """
+    values = np.sort(scores[pairs])
+    if values.size == 0:
+        return np.zeros_like(scores)
+    at_least = values.size - np.searchsorted(values, scores, side="left")
+    share = np.clip((at_least - 0.5) / values.size, 0.5 / values.size, 1 - 0.5 / values.size)
+    unique, where = np.unique(share, return_inverse=True)
+    evidence = np.array([-NORMAL.inv_cdf(p) for p in unique.tolist()])[where].reshape(scores.shape)
+    evidence -= MISMATCH * (1 - scores)
+    return np.where(pairs | pairs.T, evidence, 0.0)

@@ -1,0 +1,183 @@
+"""The similarity report: normalisation, the robust z-score, and planted copies in a class of every notebook."""
+
+import json
+
+import numpy as np
+import pytest
+
+from autograder.cli import main
+from autograder.pipeline.similarity import scores
+from autograder.pipeline.similarity.canonical import helpers_of
+from autograder.pipeline.similarity.compare import closest_matches, compare_assignment
+from autograder.pipeline.similarity.fingerprints import fingerprint, normalise, structure
+from tests.support.course import ThrowawayCourse
+from tests.support.similarity_class import build_class, hand_in
+
+ANSWER = """def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
+    d_k = query.size(-1)
+    scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)  # (..., Lq, Lk)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = scores.softmax(dim=-1)
+    return weights @ value, weights
+"""
+DISGUISED = """def scaled_dot_product_attention(q, k, v, m=None, drop=None):
+    # my own work
+
+
+    size = q.size(-1)
+    s = q @ k.transpose(-2, -1,) / (math.sqrt(size))
+    if m is not None:   # masking
+        s = s.masked_fill(~m, torch.finfo(s.dtype).min)
+    w = s.softmax(dim = -1)
+    return w @ v, w
+"""
+
+
+def test_comments_whitespace_renames_and_formatting_leave_the_fingerprints_alone() -> None:
+    assert normalise(ANSWER).text == normalise(DISGUISED).text
+    assert fingerprint(ANSWER).hashes == fingerprint(DISGUISED).hashes and len(fingerprint(ANSWER)) > 5
+
+
+def test_library_calls_and_which_variable_goes_where_still_count() -> None:
+    # Normalised code, not the winnowed fingerprints: winnowing promises to see every shared run of
+    # K + WINDOW - 1 characters, not every one-character difference (which of a line's hashes it keeps
+    # depends on the hash function).
+    assert normalise(ANSWER).text != normalise(ANSWER.replace("softmax(dim=-1)", "softmax(dim=-2)")).text
+    assert normalise("x = a.tril()").text != normalise("x = a.triu()").text
+    assert normalise("y = f(x, mem, mem)").text != normalise("y = f(x, x, x)").text
+
+
+def test_swapping_statements_keeps_every_fingerprint() -> None:
+    lines = ANSWER.splitlines()
+    swapped = "\n".join([lines[0], lines[2].replace("d_k", "query.size(-1)"), *lines[3:]])
+    assert fingerprint(swapped).hashes <= fingerprint(ANSWER).hashes | fingerprint(swapped).hashes
+    first, second = "    a = x.sum(0)\n", "    b = y.mean(1)\n"
+    assert fingerprint(f"def f(x, y):\n{first}{second}").hashes == fingerprint(f"def f(x, y):\n{second}{first}").hashes
+
+
+def same_structure(first: str, second: str) -> bool:
+    return normalise(structure(first)).text == normalise(structure(second)).text
+
+
+HELPER = """def _logits(q, k):
+    return q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+
+
+def attention(query, key, value):
+    weights = _logits(query, key).softmax(-1)
+    return weights @ value
+"""
+
+
+INLINED = """def attention(q, k, v):
+    w = (q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))).softmax(-1)
+    return w @ v
+"""
+
+
+def test_a_helper_inlined_is_the_same_structure() -> None:
+    assert same_structure(HELPER, INLINED)
+    assert not same_structure(HELPER, INLINED.replace("softmax(-1)", "softmax(-2)"))
+    # A helper with assignments folds them first; one that does more (a loop) is left alone.
+    assigned = HELPER.replace("    return q @", "    s = q @").replace("(q.size(-1))\n", "(q.size(-1))\n    return s\n")
+    assert same_structure(assigned, INLINED)
+    looping = HELPER.replace("    return q @", "    for _ in range(2):\n        q = q * 1\n    return q @")
+    assert not same_structure(looping, INLINED)
+
+
+def test_a_helper_in_the_added_cells_is_inlined_into_the_answer() -> None:
+    helper, answer = HELPER.split("\n\n\n")
+    assert normalise(structure(answer, helpers_of(helper))).text == normalise(structure(INLINED)).text
+    assert normalise(structure(answer)).text != normalise(structure(INLINED)).text
+
+
+def test_single_use_temporaries_fold_into_their_use() -> None:
+    assert same_structure("def f(x):\n    y = x.sum(0)\n    return g(y)\n", "def f(x):\n    return g(x.sum(0))\n")
+    # Used twice, or something in between rewrites what it reads: kept.
+    assert not same_structure("def f(x):\n    y = x.sum(0)\n    return g(y, y)\n",
+                              "def f(x):\n    return g(x.sum(0), x.sum(0))\n")  # fmt: skip
+    assert not same_structure("def f(x):\n    y = x.sum(0)\n    x = x * 2\n    return g(y, x)\n",
+                              "def f(x):\n    x = x * 2\n    return g(x.sum(0), x)\n")  # fmt: skip
+
+
+def test_free_statements_take_one_order_and_dependent_ones_keep_theirs() -> None:
+    start, end = "def f(x):\n    pe = torch.zeros(4, 4)\n", "    return pe\n"
+    first = f"{start}    pe[:, 0::2] = x.sin()\n    pe[:, 1::2] = x.cos()\n{end}"
+    swapped = f"{start}    pe[:, 1::2] = x.cos()\n    pe[:, 0::2] = x.sin()\n{end}"
+    assert same_structure(first, swapped)
+    shift = "def f(t, b):\n    t[:, 1:] = t[:, :-1].clone()\n    t[:, 0] = b\n    return t\n"
+    reordered = "def f(t, b):\n    t[:, 0] = b\n    t[:, 1:] = t[:, :-1].clone()\n    return t\n"
+    assert not same_structure(shift, reordered)  # the second reads what the first writes
+
+
+def test_comments_docstrings_and_code_that_does_not_parse() -> None:
+    documented = 'def f(x):\n    """Doc."""\n    # note\n    return x + 1\n'
+    assert same_structure(documented, "def f(y):\n\n    return y + 1\n")
+    broken = "def f(x:\n    return x\n"
+    assert structure(broken) == broken and len(fingerprint(broken)) > 0
+
+
+def test_the_release_stub_and_an_empty_answer_have_no_fingerprint() -> None:
+    stub = "def f(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"
+    assert len(fingerprint(stub, boilerplate=frozenset(fingerprint(stub).hashes))) == 0
+    assert len(fingerprint("")) == 0
+
+
+def test_robust_z_against_the_median_and_mad_with_a_floor() -> None:
+    values = np.array([[0, 0.2, 0.4], [0.2, 0, 1.0], [0.4, 1.0, 0]])
+    pairs = np.triu(np.ones((3, 3), dtype=bool), k=1)
+    z, median, mad = scores.robust_z(values, pairs)
+    assert (median, mad) == (0.4, 0.2)
+    assert z[1, 2] == pytest.approx((1.0 - 0.4) / (1.4826 * 0.2)) and z[0, 1] == pytest.approx(-0.2 / (1.4826 * 0.2))
+    agreeing = np.full((3, 3), 0.9)
+    z, _, mad = scores.robust_z(agreeing, pairs)
+    assert mad == 0 and np.all(z[pairs] == 0)  # everyone agrees: nobody stands out, nothing divides by 0
+    agreeing[0, 1] = agreeing[1, 0] = 1.0
+    z, _, _ = scores.robust_z(agreeing, pairs)
+    assert z[0, 1] == pytest.approx(0.1 / (1.4826 * scores.MAD_FLOOR))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_planted_copies_rank_above_every_independent_pair(
+    assignment: str, seed: int, throwaway_course: ThrowawayCourse
+) -> None:
+    """Every notebook (``assignment`` is parametrised by tests/conftest.py), three classes each."""
+    made = build_class(assignment, students=30, copies=3, seed=seed)
+    course = throwaway_course(assignment)
+    hand_in(course, made)
+    result, _ = compare_assignment(course, assignment)
+    ranks = sorted(result.rank(*sorted(pair)) + 1 for pair in made.copies)
+    planted_z = sorted(float(result.z[rank - 1]) for rank in ranks)
+    best = next(result.pair(rank) for rank in range(len(result)) if rank + 1 not in ranks)
+    margin = planted_z[0] - best.z
+    print(f"{assignment} seed {seed}: planted ranks {ranks}, z {[round(z, 1) for z in planted_z]}, best independent "
+          f"{best.first}/{best.second} z {best.z:.1f}, margin {margin:+.1f}")  # fmt: skip
+    blank = set(made.untouched) | set(made.empty)
+    assert not [p for p in result.listed() if {p.first, p.second} & blank]
+    blank_index = np.array([student in blank for student in result.students])
+    both_blank = blank_index[result.first] & blank_index[result.second]
+    assert np.all(result.z[both_blank] <= 0)  # two blank notebooks: no copy
+    assert margin > 0, f"planted copies at ranks {ranks}"
+    assert all(rank <= len(result.listed()) for rank in ranks)  # the top of the class is always listed
+
+
+def test_the_command_writes_the_page_and_the_export_reads_the_closest_match(throwaway_course: ThrowawayCourse) -> None:
+    assignment = "01_attention"
+    made = build_class(assignment, students=12, copies=2)
+    hostile = "<script>alert(1)</script>"
+    for student in made.answers:
+        if student.startswith("c"):
+            made.answers[student] = {k: f"{v}\n# {hostile}\n" for k, v in made.answers[student].items()}
+    course = throwaway_course(assignment)
+    hand_in(course, made)
+    output = course.root / "similarity.html"
+    assert main(["--root", str(course.root), "similarity", "--output", str(output), "--jobs", "1"]) == 0
+    page = output.read_text()
+    assert "ranks; it does not decide" in page and hostile not in page and "&lt;script&gt;" in page
+    kept = json.loads(course.grading.file("similarity.json").read_text())["assignments"][assignment]
+    assert set(kept["closest"]) == set(made.answers)
+    closest = closest_matches(course)
+    for pair in made.copies:
+        first, second = sorted(pair)
+        assert closest[(assignment, first)]["match"] == second or closest[(assignment, second)]["match"] == first
