@@ -495,4 +495,100 @@ VARIANTS = [
                 return self.classifier(masked_mean(x, keep))
         """,
     ),
+    # --- extra_credit_pooling (extra credit): mistakes ---
+    mutant(
+        "extra_credit_pooling",
+        "softmax_over_the_padding",
+        ("scores.masked_fill(~keep, torch.finfo(scores.dtype).min)", "scores"),
+    ),
+    mutant(
+        "extra_credit_pooling",
+        "mean_over_every_position",
+        source="""
+        def make_pooling(d_model):
+            class Mean(nn.Module):
+                def forward(self, hidden, keep):
+                    return hidden.mean(dim=1)
+
+            return Mean()
+        """,
+    ),
+    mutant(
+        "extra_credit_pooling",
+        "masked_mean_dilutes_the_keyword",
+        source="""
+        def make_pooling(d_model):
+            class Mean(nn.Module):
+                def forward(self, hidden, keep):
+                    weights = keep.to(hidden.dtype).unsqueeze(-1)
+                    return (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
+
+            return Mean()
+        """,
+        spares=("extra_credit_pooling_padding", "extra_credit_pooling_device"),
+    ),
+    mutant(
+        "extra_credit_pooling",
+        "padding_filled_with_zero_before_the_max",
+        source="""
+        def make_pooling(d_model):
+            class Max(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.project = nn.Linear(d_model, d_model)
+
+                def forward(self, hidden, keep):
+                    return self.project(hidden).masked_fill(~keep.unsqueeze(-1), 0.0).amax(dim=1)
+
+            return Max()
+        """,
+    ),
+    mutant(
+        "extra_credit_pooling",
+        "padding_scores_on_the_default_device",
+        (
+            "scores = scores.masked_fill(~keep, torch.finfo(scores.dtype).min)",
+            "scores = torch.where(keep, scores, torch.full(scores.shape, -1e9))",
+        ),
+        spares=("extra_credit_pooling_padding", "extra_credit_pooling_keyword"),
+    ),
+    # --- extra_credit_pooling: other correct answers ---
+    alternative(
+        "extra_credit_pooling",
+        "max_after_a_projection",
+        """
+        def make_pooling(d_model):
+            # A maximum of learned features: one feature can fire on the keyword alone, at any length.
+            class ProjectedMax(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.project = nn.Linear(d_model, d_model)
+
+                def forward(self, hidden, keep):
+                    features = self.project(hidden)
+                    return features.masked_fill(~keep[..., None], torch.finfo(features.dtype).min).amax(dim=1)
+
+            return ProjectedMax()
+        """,
+    ),
+    alternative(
+        "extra_credit_pooling",
+        "learned_query_with_values",
+        """
+        def make_pooling(d_model):
+            class QueryPooling(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.query = nn.Parameter(torch.zeros(d_model))
+                    self.value = nn.Linear(d_model, d_model)
+
+                def forward(self, hidden, keep):
+                    scores = hidden @ self.query / d_model**0.5  # (B, L)
+                    weights = torch.where(keep, scores, float("-inf")).softmax(dim=-1)
+                    values = self.value(hidden).masked_fill(~keep[..., None], 0.0)
+                    return torch.einsum("bl,bld->bd", weights, values)
+
+            return QueryPooling()
+        """,
+    ),
 ]

@@ -503,4 +503,110 @@ VARIANTS = [
                 return torch.tensor(rows, dtype=torch.long, device=src.device)
         """,
     ),
+    # --- extra_credit_beam (extra credit): mistakes ---
+    mutant("extra_credit_beam", "no_length_penalty", ("return ((5 + length) / 6) ** 0.6", "return 1.0")),
+    mutant(
+        "extra_credit_beam",
+        "penalty_written_but_not_used",
+        ("score.item() / length_penalty(tokens_of.numel() - 1)", "score.item()"),
+    ),
+    mutant(
+        "extra_credit_beam",
+        "beams_not_pruned_to_k",
+        ("candidates.topk(min(beam_size - len(finished), candidates.numel()))", "candidates.sort(descending=True)"),
+    ),
+    mutant("extra_credit_beam", "eos_beams_extended", ("done = tokens == eos_idx", "done = tokens < 0")),
+    mutant(
+        "extra_credit_beam",
+        "logits_summed_not_log_probabilities",
+        ("scores[:, None] + logits.float().log_softmax(dim=-1)", "scores[:, None] + logits.float()"),
+    ),
+    mutant(
+        "extra_credit_beam",
+        "only_the_last_token_scored",
+        ("scores[:, None] + logits.float().log_softmax(dim=-1)", "logits.float().log_softmax(dim=-1).expand(k, -1)"),
+    ),
+    mutant(
+        "extra_credit_beam",
+        "every_row_reads_row_0",
+        ("memory = model.encode(row_src)  # (1, S, D)", "memory = model.encode(src[:1])  # (1, S, D)"),
+    ),
+    # --- extra_credit_beam: other correct answers ---
+    alternative(
+        "extra_credit_beam",
+        "python_lists_square_root_penalty",
+        """
+        def length_penalty(length):
+            return max(1, length) ** 0.5  # between no penalty and the mean
+
+
+        def beam_search(model, src, bos_idx, eos_idx, max_len, beam_size):
+            # Hypotheses as (total, tokens) lists; a finished one leaves the beam, which shrinks by one.
+            outputs = []
+            with torch.no_grad():
+                for b in range(src.size(0)):
+                    row = src[b : b + 1]
+                    memory = model.encode(row)
+                    live, done = [(0.0, [bos_idx])], []
+                    while live and len(done) < beam_size and len(live[0][1]) < max_len:
+                        ids = torch.tensor([tokens for _, tokens in live], device=src.device)
+                        logits = model.decode(ids, memory.expand(len(live), -1, -1), row.expand(len(live), -1))
+                        logp = F.log_softmax(logits[:, -1].float(), dim=-1).tolist()
+                        candidates = [(total + logp[i][v], tokens + [v]) for i, (total, tokens) in enumerate(live)
+                                      for v in range(len(logp[i]))]
+                        candidates.sort(key=lambda pair: -pair[0])
+                        kept = candidates[: beam_size - len(done)]
+                        done += [(total / length_penalty(len(t) - 1), t) for total, t in kept if t[-1] == eos_idx]
+                        live = [(total, t) for total, t in kept if t[-1] != eos_idx]
+                    pool = done or [(total / length_penalty(len(t) - 1), t) for total, t in live]
+                    outputs.append(max(pool, key=lambda pair: pair[0])[1])
+            width = max(len(tokens) for tokens in outputs)
+            return torch.tensor([tokens + [model.pad_idx] * (width - len(tokens)) for tokens in outputs],
+                                dtype=torch.long, device=src.device)
+        """,
+    ),
+    alternative(
+        "extra_credit_beam",
+        "finished_beams_frozen_in_place",
+        """
+        def length_penalty(length):
+            return ((5.0 + length) / 6.0) ** 1.0  # GNMT with alpha = 1
+
+
+        def beam_search(model, src, bos_idx, eos_idx, max_len, beam_size):
+            # A finished beam stays in its slot and can only be followed by <pad>, at no cost.
+            rows = []
+            with torch.no_grad():
+                for b in range(src.size(0)):
+                    row = src[b : b + 1]
+                    memory = model.encode(row)
+                    beams = torch.full((1, 1), bos_idx, dtype=torch.long, device=src.device)
+                    scores = torch.zeros(1, device=src.device)
+                    done = torch.zeros(1, dtype=torch.bool, device=src.device)
+                    while beams.size(1) < max_len and not done.all():
+                        k = beams.size(0)
+                        logp = model.decode(beams, memory.expand(k, -1, -1), row.expand(k, -1))[:, -1]
+                        logp = logp.float().log_softmax(dim=-1)
+                        frozen = torch.full_like(logp, float("-inf"))
+                        frozen[:, model.pad_idx] = 0.0
+                        flat = (scores[:, None] + torch.where(done[:, None], frozen, logp)).flatten()
+                        top = flat.topk(min(beam_size, int(torch.isfinite(flat).sum())))
+                        parent, token = top.indices // logp.size(1), top.indices % logp.size(1)
+                        beams = torch.cat([beams[parent], token[:, None]], dim=1)
+                        scores, done = top.values, done[parent] | (token == eos_idx)
+                    lengths = []
+                    for tokens in beams.tolist():
+                        lengths.append(tokens.index(eos_idx) if eos_idx in tokens[1:] else len(tokens) - 1)
+                    normalised = torch.tensor([s / length_penalty(n) for s, n in zip(scores.tolist(), lengths)])
+                    if done.any():
+                        normalised[~done.cpu()] = float("-inf")
+                    best = int(normalised.argmax())
+                    rows.append(beams[best, : lengths[best] + 1])
+            width = max(r.numel() for r in rows)
+            out = torch.full((src.size(0), width), model.pad_idx, dtype=torch.long, device=src.device)
+            for b, r in enumerate(rows):
+                out[b, : r.numel()] = r
+            return out
+        """,
+    ),
 ]
