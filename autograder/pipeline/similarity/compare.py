@@ -129,13 +129,26 @@ _FORKED: dict = {}  # what the forked fingerprinting workers read: the answers a
 
 
 def _hash_sets(indices: range) -> list[dict[str, frozenset[int]]]:
+    """Each submission's fingerprint sets; an answer handed in word for word before is fingerprinted once.
+
+    Short answers often are (the natural one-liner, the reference pasted), and so is the stub of an
+    untouched answer; the canonical form (:mod:`.canonical`) is most of an answer's cost.
+    """
     work, parts, boilerplate = _FORKED["work"], _FORKED["parts"], _FORKED["boilerplate"]
     found = []
+    seen: dict[tuple[str, str], frozenset[int]] = {}
     for i in indices:
         answers = work.submissions[i].answers
-        helpers = helpers_of(answers.get(ADDED, ""))  # the added cells' helper functions, inlined into the answers
-        found.append({part: frozenset(fingerprint(answers.get(part, ""), boilerplate, helpers).positions)
-                      for part in parts})  # fmt: skip
+        added = answers.get(ADDED, "")
+        helpers = helpers_of(added)  # the added cells' helper functions, inlined into the answers
+        context = added if helpers else ""
+        sets = {}
+        for part in parts:
+            key = (answers.get(part, ""), context)
+            if key not in seen:
+                seen[key] = frozenset(fingerprint(key[0], boilerplate, helpers).positions)
+            sets[part] = seen[key]
+        found.append(sets)
     return found
 
 
