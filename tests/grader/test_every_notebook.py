@@ -24,8 +24,10 @@ from tests.support.course import ThrowawayCourse
 pytestmark = pytest.mark.slow
 # A correct notebook whose first exercise loops, graded on 2 cores beside the rest of the suite. Every cell
 # that calls the exercise waits out its limit, in the kernel and in the clean re-run: 07, whose first
-# exercise (RoPE) every later one calls, took 240-265 s while other tests shared the cores.
-LOOP_TARGET_SECONDS = 300
+# exercise (RoPE) every later one calls, took 240-265 s while other tests shared the cores, and 344 s
+# once it gained the cells of issue 25 (generate's mode and ties, the extra credit's two GQA cells, all
+# calling RoPE), with two other graded classes on the cores. The bound was 300 s before those cells.
+LOOP_TARGET_SECONDS = 420
 
 
 @dataclass
