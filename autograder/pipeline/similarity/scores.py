@@ -71,12 +71,12 @@ def dice_scores(sets: Sequence[set[int]]) -> np.ndarray:
     counts = (incidence * np.array([weights[value] for value in shared])) @ incidence.T
     sizes = np.array([sum(weights[value] for value in hashes) for hashes in sets])
     total = sizes[:, None] + sizes[None, :]
-    scores = np.divide(2 * counts, total, out=np.zeros_like(total), where=total > 0)
+    overlap = np.divide(2 * counts, total, out=np.zeros_like(total), where=total > 0)
     # Rounded: the same sets summed in another order differ in the last bits, and a tie split by rounding
     # noise would rank one identical pair above another.
-    scores = np.round(scores, 9)
-    np.fill_diagonal(scores, 0.0)
-    return scores
+    overlap = np.round(overlap, 9)
+    np.fill_diagonal(overlap, 0.0)
+    return overlap
 
 
 def answered_pairs(sets: Sequence[set[int]]) -> np.ndarray:
