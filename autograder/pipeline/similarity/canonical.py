@@ -24,6 +24,7 @@ evaluated, which a copy does not change either; it only removes choices a copier
 import ast
 import copy
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 Helpers = dict[str, ast.FunctionDef]
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -47,13 +48,13 @@ def canonical(code: str, helpers: Helpers | None = None, key: Callable[[str], st
         return code
     try:
         # The lists of statements stay the same lists through every step (each edits them in place).
-        functions, blocks = drop_docstrings(tree)
-        for function in functions:
-            fold_temporaries(function)
-        if inline_helpers(tree, {**(helpers or {}), **local_helpers(tree)}):
-            for function in functions:
-                fold_temporaries(function)
-        order_free_statements(blocks, key)
+        found = survey(tree, drop_docstrings=True)
+        for scope in found.scopes:
+            fold_temporaries(scope)
+        if inline_helpers(tree, {**(helpers or {}), **local_helpers(tree)}, found.called):
+            for scope in found.scopes:
+                fold_temporaries(survey(scope.function).scopes[0])
+        order_free_statements(found.blocks, key)
         return ast.unparse(tree)
     except (RecursionError, ValueError, TypeError, AttributeError):  # a tree too deep or too odd to re-print
         return code
@@ -64,9 +65,8 @@ def helpers_of(code: str) -> Helpers:
     tree = parse(code)
     if tree is None:
         return {}
-    functions, _ = drop_docstrings(tree)
-    for function in functions:
-        fold_temporaries(function)
+    for scope in survey(tree, drop_docstrings=True).scopes:
+        fold_temporaries(scope)
     return local_helpers(tree)
 
 
@@ -79,23 +79,104 @@ BLOCKS = {  # the fields that hold lists of statements, by node type
 }  # fmt: skip
 
 
-def drop_docstrings(tree: ast.Module) -> tuple[list[Function], list[list[ast.stmt]]]:
-    """Docstrings dropped (in place); the functions of ``tree`` and all its lists of statements, from one walk."""
-    functions, blocks = [], []
-    for node in ast.walk(tree):
-        fields = BLOCKS.get(type(node), ())
+def walk(node: ast.AST) -> list[ast.AST]:
+    """The nodes under ``node``, itself first, breadth first (as :func:`ast.walk`), in a list."""
+    nodes = [node]
+    for current in nodes:  # the list grows as it is read
+        nodes += children(current)
+    return nodes
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """:func:`ast.iter_child_nodes` as a list, without the ``ctx`` markers (``Load``, ``Store``).
+
+    Without ``ast``'s two generators per node: walking the tree is most of what the canonical form costs.
+    """
+    found = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            found += [item for item in value if isinstance(item, ast.AST)]
+        elif isinstance(value, ast.AST) and name != "ctx":
+            found.append(value)
+    return found
+
+
+@dataclass
+class Scope:
+    """What :func:`fold_temporaries` needs of one function, from :func:`survey`."""
+
+    function: Function
+    stores: dict[str, int] = field(default_factory=dict)  # a nested scope's use counts 2: never folded
+    loads: dict[str, int] = field(default_factory=dict)
+    hidden: set[int] = field(default_factory=set)  # Name nodes inside a nested function, lambda or class
+    bodies: list[list[ast.stmt]] = field(default_factory=list)  # its own blocks, not those of nested scopes
+
+
+@dataclass
+class Survey:
+    scopes: list[Scope]  # every function, each before the functions inside it
+    blocks: list[list[ast.stmt]]  # every list of statements
+    called: set[str]  # the names called (``f(...)``)
+
+
+def statement_lists(node: ast.AST) -> list[list[ast.stmt]]:
+    return [block for name in BLOCKS.get(type(node), ()) if (block := getattr(node, name))]
+
+
+def drop_docstring(node: ast.AST) -> None:
+    if isinstance(node, ast.Module | ast.ClassDef | Function) and node.body:
+        first = node.body[0]
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            node.body[:1] = [] if len(node.body) > 1 else [ast.Pass()]
+
+
+def survey(root: ast.AST, drop_docstrings: bool = False) -> Survey:
+    """One walk of ``root`` (depth first): each function's :class:`Scope`, the lists of statements and the
+    names called; with ``drop_docstrings``, docstrings are dropped on the way (in place).
+
+    Each node is counted for every function around it, as *nested* there when a function, lambda
+    or class lies in between; a function's own nodes are met in the same order as a walk of that
+    function alone would meet them.
+    """
+    scopes: list[Scope] = []
+    blocks: list[list[ast.stmt]] = []
+    called: set[str] = set()
+    pending: list[tuple[ast.AST, tuple[tuple[Scope, bool], ...]]] = [(root, ())]
+    while pending:
+        node, frames = pending.pop()
+        if isinstance(node, ast.Name):
+            load = isinstance(node.ctx, ast.Load)
+            for scope, nested in frames:
+                counts = scope.loads if load else scope.stores
+                counts[node.id] = counts.get(node.id, 0) + 1 + nested
+                if nested:
+                    scope.hidden.add(id(node))
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            called.add(node.func.id)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            for scope, _ in frames:
+                for name in node.names:
+                    scope.stores[name] = scope.stores.get(name, 0) + 2
+        if drop_docstrings:
+            drop_docstring(node)
+        own = statement_lists(node)
+        blocks += own
+        inner = isinstance(node, SCOPES)
+        for scope, nested in frames:
+            if not (nested or inner):
+                scope.bodies += own
+        frames = tuple((scope, nested or inner) for scope, nested in frames)
         if isinstance(node, Function):
-            functions.append(node)
-        if isinstance(node, ast.Module | ast.ClassDef | Function):
-            first = node.body[0] if node.body else None
-            if (
-                isinstance(first, ast.Expr)
-                and isinstance(first.value, ast.Constant)
-                and isinstance(first.value.value, str)
-            ):
-                node.body[:1] = [] if len(node.body) > 1 else [ast.Pass()]
-        blocks += [getattr(node, name) for name in fields if getattr(node, name)]
-    return functions, blocks
+            scope = Scope(node, bodies=list(own))
+            for argument in walk(node.args):
+                if isinstance(argument, ast.arg):
+                    scope.stores[argument.arg] = scope.stores.get(argument.arg, 0) + 2
+            scopes.append(scope)
+            frames += ((scope, False),)
+        pending += [(child, frames) for child in children(node)]
+    return Survey(scopes, blocks, called)
 
 
 def local_helpers(tree: ast.Module) -> Helpers:
@@ -164,12 +245,12 @@ class Inliner(ast.NodeTransformer):
         return Substitute(bound).visit(copy.deepcopy(helper.body[0].value))
 
 
-def inline_helpers(tree: ast.Module, helpers: Helpers) -> bool:
+def inline_helpers(tree: ast.Module, helpers: Helpers, called: set[str]) -> bool:
     """Inline ``helpers`` wherever called, dropping a local helper's ``def`` once every call is; whether any was.
 
-    A helper calling another is inlined with the other already inlined into it (one level).
+    ``called``: the names ``tree`` calls. A helper calling another is inlined with the other already
+    inlined into it (one level).
     """
-    called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     helpers = {name: helper for name, helper in helpers.items() if name in called}
     if not helpers:
         return False
@@ -182,11 +263,6 @@ def inline_helpers(tree: ast.Module, helpers: Helpers) -> bool:
     body = [statement if id(statement) in own else inliner.visit(statement) for statement in tree.body]
     tree.body[:] = [s for s in body if id(s) not in own or s.name in inliner.missed] or [ast.Pass()]
     return True
-
-
-def names(node: ast.AST, context: type) -> list[ast.Name]:
-    """The ``Name`` nodes under ``node`` in ``context`` (``ast.Load`` or ``ast.Store``)."""
-    return [n for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, context)]
 
 
 def dotted(node: ast.expr) -> str:
@@ -211,7 +287,7 @@ def reads_and_writes(statement: ast.stmt) -> tuple[set[str], set[str], set[str]]
     writes: set[str] = set()
     partial: set[str] = set()
     bases = set()
-    for node in ast.walk(statement):
+    for node in walk(statement):
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
             writes.add(ast.unparse(node))
             partial.add(dotted(node.value))
@@ -232,48 +308,39 @@ def conflict(first: tuple[set[str], set[str], set[str]], second: tuple[set[str],
     )
 
 
-def fold_temporaries(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Fold each single-use temporary of ``function`` into its use (see the module); whether one was.
+def fold_temporaries(scope: Scope) -> bool:
+    """Fold each single-use temporary of the scope's function into its use (see the module); whether one was.
 
-    One walk finds the candidates (names stored once and read once, outside nested scopes); folding
-    one moves its expression without changing any other name's counts, so they stay candidates.
+    The candidates are the names stored once and read once, outside nested scopes (:func:`survey`
+    counted them); folding one moves its expression without changing any other name's counts,
+    so they stay candidates. A function is folded before the functions inside it.
     """
-    stores: dict[str, int] = {}
-    loads: dict[str, int] = {}
-    hidden: set[int] = set()  # Name nodes inside a nested function, lambda or class
-    bodies: list[list[ast.stmt]] = []  # the blocks of statements of this function (not of nested scopes)
-    pending: list[tuple[ast.AST, bool]] = [(function, False)]
-    while pending:
-        node, nested = pending.pop()
-        if isinstance(node, ast.Name):
-            counts = loads if isinstance(node.ctx, ast.Load) else stores
-            counts[node.id] = counts.get(node.id, 0) + 1 + nested  # a nested scope's use: never folded
-            if nested:
-                hidden.add(id(node))
-            continue
-        if isinstance(node, ast.Global | ast.Nonlocal):
-            for name in node.names:
-                stores[name] = stores.get(name, 0) + 2
-        inner = nested or (node is not function and isinstance(node, SCOPES))
-        if not inner:
-            for name in ("body", "orelse", "finalbody"):
-                body = getattr(node, name, None)
-                if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
-                    bodies.append(body)
-        pending.extend((child, inner) for child in ast.iter_child_nodes(node))
-    for argument in ast.walk(function.args):
-        if isinstance(argument, ast.arg):
-            stores[argument.arg] = stores.get(argument.arg, 0) + 2
-    candidates = {name for name, count in loads.items() if count == 1 and stores.get(name) == 1}
+    candidates = {name for name, count in scope.loads.items() if count == 1 and scope.stores.get(name) == 1}
     folded = False
-    while candidates and (name := fold_one(bodies, candidates, hidden)):
+    while candidates and (name := fold_one(scope.bodies, candidates, scope.hidden)):
         candidates.discard(name)
         folded = True
     return folded
 
 
 def fold_one(bodies: list[list[ast.stmt]], candidates: set[str], hidden: set[int]) -> str | None:
-    """Fold the first candidate that can be folded; its name, or None."""
+    """Fold the first candidate that can be folded; its name, or None.
+
+    What each statement names and writes is found once per call (nothing changes until the fold).
+    """
+    named: dict[int, set[str]] = {}  # id(statement) -> the names in it, outside nested scopes
+    effects: dict[int, tuple[set[str], set[str], set[str]]] = {}  # id(statement) -> reads_and_writes
+
+    def names_in(statement: ast.stmt) -> set[str]:
+        if id(statement) not in named:
+            named[id(statement)] = {n.id for n in walk(statement) if isinstance(n, ast.Name) and id(n) not in hidden}
+        return named[id(statement)]
+
+    def effects_of(statement: ast.stmt) -> tuple[set[str], set[str], set[str]]:
+        if id(statement) not in effects:
+            effects[id(statement)] = reads_and_writes(statement)
+        return effects[id(statement)]
+
     for body in bodies:
         for index, statement in enumerate(body):
             if not (
@@ -284,16 +351,14 @@ def fold_one(bodies: list[list[ast.stmt]], candidates: set[str], hidden: set[int
             ):
                 continue
             name = statement.targets[0].id
-            read = reads_and_writes(statement)[0]
+            read = effects_of(statement)[0]
             for later in range(index + 1, len(body)):
-                used = any(
-                    isinstance(n, ast.Name) and n.id == name and id(n) not in hidden for n in ast.walk(body[later])
-                )
+                used = name in names_in(body[later])
                 compound = not isinstance(
                     body[later], ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Return | ast.Expr
                 )
                 if not used or compound:  # a loop's target, a with's name, or a statement in between
-                    _, written, partial = reads_and_writes(body[later])
+                    _, written, partial = effects_of(body[later])
                     if (written | partial) & read:
                         break
                 if used:
