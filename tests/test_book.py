@@ -11,6 +11,7 @@ student notebook, every figure has alt text in the page's language, and every pa
 axe-core (npm, `make axe`) in Chromium with no serious or critical violation.
 """
 
+import functools
 import os
 import re
 import subprocess
@@ -64,6 +65,7 @@ def book(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return output
 
 
+@functools.cache  # a page is read by several tests: parsed once per worker (read, never changed)
 def parsed(book: Path, name: str) -> BeautifulSoup:
     return BeautifulSoup((book / name).read_text(), "html.parser")
 
