@@ -110,30 +110,26 @@ CLASS_PER_NOTEBOOK = {"tests/grader/test_every_notebook.py"}
 SHARED_BY_MODULE = {"tests/grader/test_grader_hostile.py", "tests/grader/test_kernel_reach.py",
                     "tests/test_book.py", "tests/browser/test_student_flow.py",
                     "tests/browser/test_classroom_hub.py"}  # fmt: skip
-# The units that take minutes (wall seconds in an idle run of the suite on the 2-core machine, 4
-# workers, rounded), handed out first and longest first, so that none of them starts near the end
-# of the run; the rest follow by their number of tests. The looping student of each notebook's class
-# (test_every_notebook) mostly sleeps out its cell limits: its units started late left a core idle
-# for the last two minutes of the run.
+# The units that take minutes (worker seconds in a CI-like run, 4 workers on 2 cores, rounded),
+# handed out first and longest first, so that none of them starts near the end of the run;
+# the rest follow by their number of tests.
 COSTLY_UNITS = {
-    "tests/test_book.py": 570,  # the build, both languages, and axe-core on every page
-    "tests/browser/test_student_flow.py": 450,
-    "tests/grader/test_every_notebook.py:07": 440,
-    "tests/browser/test_classroom_hub.py": 400,  # with the hub's environment to build on a fresh machine (CI)
-    "notebook:05_encoder_decoder": 300,
-    "tests/grader/test_every_notebook.py:04": 300,
-    "tests/grader/test_grader_hostile.py": 260,
-    "notebook:07_language_model": 250,
-    "tests/grader/test_every_notebook.py:02": 240,
-    "tests/grader/test_every_notebook.py:03": 240,
-    "notebook:06_ag_news_classifier": 230,
-    "notebook:04_encoder": 220,
+    "tests/browser/test_classroom_hub.py": 750,  # the hub's environment is built on a fresh machine (CI)
+    "notebook:05_encoder_decoder": 700,
+    "tests/browser/test_student_flow.py": 700,
+    "notebook:07_language_model": 600,
+    "tests/test_book.py": 600,  # both languages, and axe-core on every page
+    "tests/test_edition_grading.py": 150,
+    "notebook:04_encoder": 350,
+    "tests/grader/test_every_notebook.py:07": 350,
+    "notebook:06_ag_news_classifier": 300,
+    "tests/browser/test_formgrader.py": 280,
+    "tests/grader/test_every_notebook.py:04": 280,
+    "tests/grader/test_grader_hostile.py": 270,
+    "tests/grader/test_every_notebook.py": 230,
     "alternatives:05": 200,
-    "tests/grader/test_every_notebook.py": 150,
-    "tests/browser/test_formgrader.py": 150,
-    "tests/test_edition_grading.py": 130,
+    "tests/grader/test_grader_dask.py": 160,
     "notebook:": 120,
-    "tests/grader/test_grader_dask.py": 60,
     "alternatives:": 60,
 }
 

@@ -213,7 +213,7 @@ def order_key(statement: str) -> str:
     and its names ``V0, V1, ...`` as :func:`normalise` has them, so that renaming does not reorder.
 
     The printed text has one spacing and one kind of quotes already: the regular expression does
-    what :func:`normalise`'s tokenizer would, for a tenth of its cost.
+    what :func:`normalise`'s tokenizer would, for about a third of its cost.
     """
     numbered: dict[str, str] = {}
 
