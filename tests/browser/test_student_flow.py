@@ -4,8 +4,8 @@ Untouched release: Run All stops with the NotImplementedError of the first TODO 
 answer cell or in the first cell that calls it), no cell before the TODO failed, and, in the
 first notebook, nbgrader's Validate button reports the failure. Filled with the reference
 answers (as a student would type them): every cell runs, every figure the notebook makes
-shows as a loaded ``<img>`` in its output area, and, in the last notebook (the longest to
-validate), Validate reports success. Screenshots land in ``build/browser-artifacts/<assignment>/``.
+shows as a loaded ``<img>`` in its output area, and, in the last notebook, Validate reports
+success. Screenshots land in ``build/browser-artifacts/<assignment>/``.
 
 Validate runs the whole notebook again, through the same server extension for every notebook;
 what it would say of each notebook is tested without the browser: under nbgrader itself, the
