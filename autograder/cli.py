@@ -24,6 +24,7 @@ from autograder.course.settings import REPO_ROOT
 from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
 from autograder.pipeline import collect, export, feedback, grade, profile, report, sanitize
+from autograder.pipeline.handins import MAX_BYTES, HandinLimits
 from autograder.pipeline.results import Status, SubmissionResult
 from autograder.pipeline.similarity import compare as similarity
 from autograder.pipeline.similarity import page as similarity_page
@@ -41,7 +42,7 @@ def dask_executor(address: str) -> Executor:
 
 
 def run_collect(args: argparse.Namespace) -> int:
-    found = collect.collect(args.download, args.course, args.pattern)
+    found = collect.collect(args.download, args.course, args.pattern, HandinLimits(max_bytes=args.max_bytes))
     for student, assignment, name in found.collected:
         lms_id = found.lms_ids.get((student, assignment))
         print(f"collected  {student:20s} {assignment:24s} <- {name}" + (f" ({lms_id})" if lms_id else ""))
@@ -51,7 +52,10 @@ def run_collect(args: argparse.Namespace) -> int:
         print(f"unreadable {name} (collected; grade will report it)")
     for name in found.unmatched:
         print(f"unmatched  {name}")
-    print(f"{len(found.collected)} collected, {len(found.unmatched)} unmatched, {len(found.unreadable)} unreadable")
+    for refusal in found.refused:
+        print(f"refused    {refusal.found} ({refusal.student}, {refusal.assignment}): {refusal.reason}")
+    print(f"{len(found.collected)} collected, {len(found.unmatched)} unmatched, {len(found.unreadable)} unreadable, "
+          f"{len(found.refused)} refused")  # fmt: skip
     return 0
 
 
@@ -195,6 +199,8 @@ def parser() -> argparse.ArgumentParser:
     step = commands.add_parser("collect", help="LMS download -> submitted/")
     step.add_argument("download", type=Path, help="zip file or folder")
     step.add_argument("--pattern", help="regular expression with a (?P<student>...) group, matched on the path")
+    step.add_argument("--max-bytes", type=int, default=MAX_BYTES,
+                      help=f"refuse a file larger than this (default {MAX_BYTES:,})")  # fmt: skip
     step.set_defaults(run=run_collect)
 
     step = commands.add_parser("sanitize", help="list the repairs submissions need")

@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from classroom.layout import COURSE_ID, DEFAULT_PREFIX, INSTRUCTORS, STUDENTS, HubLayout
@@ -29,7 +30,17 @@ ENV_PINS = (
     "requirements-lock.txt",
 )
 PROXY_PINS = ("classroom/package.json", "classroom/package-lock.json")
-RUNTIME_PARTS = ("tfcourse", "data/ag_news_sample", "data/ag_news")  # what a student's kernel reads
+# What a student's server and kernels read: the helper package and its data, and the submit
+# that keeps a hand-in private (the shared nbgrader settings select it for every user).
+RUNTIME_PARTS = (
+    "tfcourse", "data/ag_news_sample", "data/ag_news", "classroom/__init__.py", "classroom/student_submit.py"
+)  # fmt: skip
+# The exchange's course folder and its parts: root:instructors, so that no student can create,
+# rename or replace them (before a release or after); nbgrader's own modes for a group-shared
+# course, and the sticky bit on the inbound folder, so that a student removes or renames no
+# hand-in but their own. Students read outbound/, write into inbound/ without listing it, and
+# open their feedback page by its name without listing feedback/.
+EXCHANGE_COURSE_MODES = {".": 0o2775, "outbound": 0o2775, "inbound": 0o3773, "feedback": 0o2771}
 # Which of nbgrader's parts each role gets: server extensions, and the lab plugins that use them.
 STUDENT_SERVER_EXTENSIONS = {
     "nbgrader.server_extensions.formgrader": False,
@@ -96,6 +107,9 @@ def install_runtime(layout: HubLayout) -> None:
     for part in RUNTIME_PARTS:
         if (REPO / part).is_dir():
             shutil.copytree(REPO / part, layout.runtime / part, ignore=shutil.ignore_patterns("__pycache__", "*.part"))
+        elif (REPO / part).is_file():
+            (layout.runtime / part).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(REPO / part, layout.runtime / part)
     site = subprocess.run(
         [str(layout.python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True,
@@ -127,6 +141,8 @@ def write_config(layout: HubLayout) -> None:
         "c = get_config()  # noqa: F821\n"
         f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
         f"c.Exchange.root = {str(layout.exchange)!r}\n"
+        "# A hand-in only its student and the instructors can read; its folder's random part never logged.\n"
+        "c.ExchangeFactory.submit = 'classroom.student_submit.PrivateSubmit'\n"
     )
     student = layout.role_config("student")
     (student / "labconfig").mkdir(parents=True, exist_ok=True)
@@ -143,14 +159,39 @@ def write_config(layout: HubLayout) -> None:
     (instructor / "nbgrader_config.py").write_text(
         "# Written by classroom/provision.py: the formgrader's course is the course folder (on PYTHONPATH).\n"
         "from autograder.course.settings import REPO_ROOT, configure\n\n"
-        "configure(get_config(), REPO_ROOT)  # noqa: F821\n"
+        "c = configure(get_config(), REPO_ROOT)  # noqa: F821\n"
+        "# The exchange's course folder belongs to root and the instructors' group (classroom/provision.py).\n"
+        "c.CourseDirectory.groupshared = True\n"
+        "# Every student is a system user: a hand-in not wholly owned by the one it names is refused.\n"
+        "c.SafeExchangeCollect.owner_must_match = True\n"
     )
     readable_by_all(layout.config)
 
 
 def make_exchange(layout: HubLayout) -> None:
+    """The exchange: a root everyone may write (nbgrader checks it), sticky, and a course folder students cannot touch.
+
+    A course folder, or one of its parts, that is not root's (made by a student before this
+    layout, or a link) is moved aside to ``<name>.untrusted-<time>``, closed to everyone, for
+    the instructors to look at; a fresh one takes its place.
+    """
     layout.exchange.mkdir(parents=True, exist_ok=True)
-    layout.exchange.chmod(0o777)
+    os.chown(layout.exchange, 0, 0)
+    layout.exchange.chmod(0o1777)
+    instructors = grp_id(INSTRUCTORS)
+    course = layout.exchange / COURSE_ID
+    for part, mode in EXCHANGE_COURSE_MODES.items():
+        folder = course / part
+        if folder.is_symlink() or (folder.exists() and (not folder.is_dir() or folder.lstat().st_uid != 0)):
+            aside = folder.with_name(f"{folder.name}.untrusted-{int(time.time())}")
+            folder.rename(aside)
+            os.lchown(aside, 0, 0)
+            if not aside.is_symlink():
+                aside.chmod(0o700)
+            print(f"warning: {folder} was not root's: moved to {aside} (closed); a new one replaces it")
+        folder.mkdir(exist_ok=True)
+        os.chown(folder, 0, instructors)
+        folder.chmod(mode)
 
 
 def course_files() -> list[str]:

@@ -54,6 +54,9 @@ def configure(c: Config, root: Path, grading_directory: str = GRADING_DIRECTORY)
     # and grading goes on with the next cell.
     c.Execute.timeout = CELL_TIMEOUT_SECONDS
     c.Execute.interrupt_on_timeout = True
+    # Collect from the exchange trusting nothing a student wrote there: links, other accounts'
+    # files, the time in the folder's name (autograder/pipeline/exchange_collect.py).
+    c.ExchangeFactory.collect = "autograder.pipeline.exchange_collect.SafeExchangeCollect"
     # nbgrader re-inserts edited test cells but not deleted ones unless told to.
     c.OverwriteCells.add_missing_cells = True
     # nbgrader's formgrader page loads MathJax from a CDN (its template ignores mathjax_url): the

@@ -11,8 +11,10 @@ Namings recognised, first match wins:
 - Any ``<student>_<anything>_<notebook>.ipynb``, or ``<student folder>/<...>/<notebook>.ipynb``.
 
 ``--pattern`` takes any regular expression with a ``student`` group instead. Every file is
-accounted for: collected, unmatched or unreadable (unreadable files are still collected, so
-that ``grade`` reports them too). What the LMS's names tell about each student (Canvas user
+accounted for: collected, unmatched, unreadable (unreadable files are still collected, so
+that ``grade`` reports them too) or refused: a link, a pipe, a device or a file over the size
+limit (:mod:`autograder.pipeline.handins`) is never read, and is listed in
+``grading/refused_handins.json`` for ``export``. What the LMS's names tell about each student (Canvas user
 id, Moodle participant id per assignment, the name) is kept in ``grading/lms_students.json``,
 so that ``export --format canvas|moodle`` can give the LMS back its own identifiers.
 """
@@ -20,14 +22,18 @@ so that ``export --format canvas|moodle`` can give the LMS back its own identifi
 import json
 import re
 import shutil
+import stat
 import tempfile
 import zipfile
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 import nbformat
 
 from autograder.course.course import Course
+from autograder.pipeline.handins import DEFAULT_LIMITS, HandinLimits, RefusedHandin, check_file, safe_name
+from autograder.pipeline.refusals import Refusal, record_refusals
 
 CANVAS, MOODLE = "canvas", "moodle"
 LMS_STUDENTS = "lms_students.json"  # in the grading folder: {student: {"lms", "name", "ids": {assignment: id}}}
@@ -58,6 +64,7 @@ class CollectReport:
     unmatched: list[str] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)  # an earlier file of the same student and notebook
+    refused: list[Refusal] = field(default_factory=list)  # matched a student and notebook, but not collected
     lms_ids: dict[tuple[str, str], str] = field(default_factory=dict)  # (student, assignment) -> "canvas 1234"
 
 
@@ -127,25 +134,59 @@ def remember(students: dict[str, dict], student: str, found: Found) -> None:
     entry["ids"][found.notebook] = found.lms_id
 
 
-def collect(source: Path, course: Course, pattern: str | None = None) -> CollectReport:
+def unpack(archive: zipfile.ZipFile, folder: Path, limits: HandinLimits) -> dict[str, str]:
+    """Extract the archive's plain files within the size limit; ``{name: why it was left out}`` for the rest."""
+    left_out = {}
+    for info in archive.infolist():
+        kind = stat.S_IFMT(info.external_attr >> 16)
+        if info.is_dir():
+            continue
+        if kind not in (0, stat.S_IFREG):  # 0: an archive made where files carry no Unix mode
+            left_out[info.filename] = "the archive holds it as a link or special file: only plain files are collected"
+        elif info.file_size > limits.max_bytes:
+            left_out[info.filename] = f"more than {limits.max_bytes:,} bytes (the limit)"
+        else:
+            archive.extract(info, folder)
+    return left_out
+
+
+def entries(folder: Path) -> list[Path]:
+    """Everything in the download but folders and hidden names, links included (never followed)."""
+    found = (p for p in folder.rglob("*") if not p.name.startswith("."))
+    return sorted(p for p in found if p.is_symlink() or not p.is_dir())
+
+
+def collect(
+    source: Path, course: Course, pattern: str | None = None, limits: HandinLimits = DEFAULT_LIMITS
+) -> CollectReport:
     report = CollectReport()
     notebooks = course.assignments()  # one notebook per assignment, named like it
     lms_students = load_lms_students(course)
+    seen = datetime.now(UTC).isoformat(timespec="seconds")
     with tempfile.TemporaryDirectory(prefix="collect-") as scratch:
+        left_out: dict[str, str] = {}
         if zipfile.is_zipfile(source):
             with zipfile.ZipFile(source) as archive:
-                archive.extractall(scratch)
+                left_out = unpack(archive, Path(scratch), limits)
             folder = Path(scratch)
         else:
             folder = Path(source)
-        files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
-        for path in sorted(files, key=lambda p: p.stat().st_mtime):  # later files replace earlier ones
-            relative = PurePosixPath(path.relative_to(folder).as_posix())
+        files = [(PurePosixPath(p.relative_to(folder).as_posix()), p) for p in entries(folder)]
+        files += [(PurePosixPath(name), None) for name in sorted(left_out)]
+        # Later files replace earlier ones (the order of the LMS's times; never a link's target's).
+        for relative, path in sorted(files, key=lambda item: item[1].lstat().st_mtime if item[1] else 0):
             found = match(relative, notebooks, pattern)
             if found is None:
                 report.unmatched.append(str(relative))
                 continue
             student, notebook = SAFE_ID.sub("_", found.student), found.notebook
+            try:
+                if path is None:
+                    raise RefusedHandin(left_out[str(relative)])
+                check_file(path, limits)
+            except RefusedHandin as refusal:
+                report.refused.append(Refusal(student, notebook, str(refusal), safe_name(str(relative)), seen))
+                continue
             if is_someone_else(lms_students.get(student), found):
                 student = f"{student}_{found.lms_id}"
             if found.lms:
@@ -163,6 +204,7 @@ def collect(source: Path, course: Course, pattern: str | None = None) -> Collect
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
             report.collected.append((student, notebook, str(relative)))
+    record_refusals(course.grading.path, report.refused)
     if lms_students:
         path = lms_students_path(course)
         path.parent.mkdir(parents=True, exist_ok=True)

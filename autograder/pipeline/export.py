@@ -16,6 +16,10 @@ files' points possible leave them out, so a student can pass full marks. The
 until the instructor releases it, ``released``, or not written yet (``none``). Once
 ``similarity`` has run, ``closest match``, ``closest match score`` and ``closest match z`` name
 the student whose submission of the notebook lies furthest above the class's pairs (by z-score).
+Once collect has refused a hand-in (a link, another account's files, over the limits: see
+:mod:`autograder.pipeline.exchange_collect`), a ``refused`` column lists each refusal with its
+time and reason, and a student whose every hand-in was refused gets a row of status ``missing``
+that says so.
 
 ``--format canvas`` and ``--format moodle`` write what each LMS imports instead, one total per
 student and assignment (autograded and manual scores), with the identifiers ``collect`` read
@@ -49,6 +53,7 @@ from autograder.course.paths import sqlite_url
 from autograder.pipeline.collect import CANVAS, MOODLE, load_lms_students
 from autograder.pipeline.feedback import feedback_state, load_releases
 from autograder.pipeline.gradebook import grade_cells
+from autograder.pipeline.refusals import Refusal, refusals_by_submission
 from autograder.pipeline.results import Status, SubmissionResult, load_results
 from autograder.pipeline.similarity.compare import closest_matches
 
@@ -122,8 +127,29 @@ def export_frame(course: Course) -> pd.DataFrame:
             row["closest match score"] = match.get("score")
             row["closest match z"] = match.get("z")
         rows.append(row)
+    add_refusals(rows, refusals_by_submission(course.grading.path))
     frame = pd.DataFrame(rows)
     return frame.sort_values(["assignment", "student"]).reset_index(drop=True) if rows else frame
+
+
+def refusal_text(refusals: list[Refusal]) -> str:
+    return " | ".join(f"{refusal.seen}: {refusal.reason}" for refusal in refusals)
+
+
+def add_refusals(rows: list[dict[str, object]], refused: dict[tuple[str, str], list[Refusal]]) -> None:
+    """The ``refused`` column, and a ``missing`` row for each student none of whose hand-ins was taken."""
+    if not refused:
+        return
+    graded = set()
+    for row in rows:
+        key = (str(row["assignment"]), str(row["student"]))
+        graded.add(key)
+        row["refused"] = refusal_text(refused.get(key, []))
+    for (assignment, student), refusals in sorted(refused.items()):
+        if (assignment, student) not in graded:
+            reason = f"every hand-in was refused ({len(refusals)}): see the refused column"
+            rows.append({"assignment": assignment, "student": student, "status": str(Status.MISSING),
+                         "reason": reason, "refused": refusal_text(refusals)})  # fmt: skip
 
 
 def export_csv(course: Course, path: Path) -> pd.DataFrame:

@@ -1,0 +1,216 @@
+"""Collect trusts nothing in a hand-in: links, pipes, sockets, odd names, size, the student's own time.
+
+Here everything runs as one account (the test's), so ownership is left to the root-only attack
+test (tests/classroom/test_exchange_attacks.py); every other rule is proven on real files.
+"""
+
+import json
+import os
+import socket
+import stat
+import time
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.auth import Authenticator
+from nbgrader.coursedir import CourseDirectory
+
+from autograder.course.course import Course
+from autograder.course.deadlines import submitted_at
+from autograder.pipeline import handins
+from autograder.pipeline.collect import collect
+from autograder.pipeline.exchange_collect import SafeExchangeCollect
+from autograder.pipeline.export import export_frame
+from autograder.pipeline.handins import HandinLimits, RefusedHandin, copy_handin
+from autograder.pipeline.refusals import load_refusals
+from tests.support.course import ThrowawayCourse
+
+ASSIGNMENT = "01_attention"
+
+
+def handin(folder: Path, notebook: str = '{"cells": []}', claimed: str = "2020-01-01 00:00:00.000000 UTC") -> Path:
+    """A hand-in folder as nbgrader submit writes it, with the time the student claims."""
+    folder.mkdir(parents=True)
+    (folder / f"{ASSIGNMENT}.ipynb").write_text(notebook)
+    (folder / "timestamp.txt").write_text(claimed)
+    (folder / "submission_secret.txt").write_text("f" * 128)
+    return folder
+
+
+def test_a_plain_hand_in_is_copied_with_the_server_s_time(tmp_path: Path) -> None:
+    source = handin(tmp_path / "in")
+    (source / "extra").mkdir()
+    (source / "extra" / "notes.txt").write_text("mine")
+    before = time.time()
+    copied = copy_handin(source, tmp_path / "out")
+    assert (tmp_path / "out" / "extra" / "notes.txt").read_text() == "mine"
+    assert (copied.files, copied.bytes) == (4, 13 + 30 + 128 + 4)
+    assert abs(copied.changed - before) < 5, "the hand-in's time is its change time, not the claimed 2020"
+
+
+@pytest.mark.parametrize("kind", ["link to a file", "link to a folder", "dangling link", "fifo", "socket"])
+def test_anything_but_plain_files_and_folders_refuses_the_whole_hand_in(tmp_path: Path, kind: str) -> None:
+    secret = tmp_path / "solution.ipynb"
+    secret.write_text("THE SOLUTION")
+    source = handin(tmp_path / "in")
+    entry = source / "planted"
+    if kind == "link to a file":
+        entry.symlink_to(secret)
+    elif kind == "link to a folder":
+        entry.symlink_to(tmp_path)
+    elif kind == "dangling link":
+        entry.symlink_to(tmp_path / "nothing")
+    elif kind == "fifo":
+        os.mkfifo(entry)
+    else:
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(str(entry))
+    with pytest.raises(RefusedHandin, match="plain files and folders only"):
+        copy_handin(source, tmp_path / "out")
+    assert not (tmp_path / "out").exists(), "a refused hand-in left a partial copy"
+
+
+def test_the_hand_in_folder_itself_may_not_be_a_link(tmp_path: Path) -> None:
+    real = handin(tmp_path / "real")
+    (tmp_path / "link").symlink_to(real)
+    with pytest.raises(RefusedHandin, match="not a folder that can be opened"):
+        copy_handin(tmp_path / "link", tmp_path / "out")
+
+
+def test_a_file_turned_into_a_link_after_it_was_listed_is_refused(tmp_path: Path, monkeypatch) -> None:
+    """The race a careful attacker tries: listed as a file, swapped for a link before it is opened."""
+    secret = tmp_path / "solution.ipynb"
+    secret.write_text("THE SOLUTION")
+    source = handin(tmp_path / "in")
+    notebook = source / f"{ASSIGNMENT}.ipynb"
+    real_stat = os.stat
+
+    def stat_then_swap(path, *args, **kwargs):
+        info = real_stat(path, *args, **kwargs)
+        if path == notebook.name and stat.S_ISREG(info.st_mode):
+            notebook.unlink()
+            notebook.symlink_to(secret)
+        return info
+
+    monkeypatch.setattr(handins.os, "stat", stat_then_swap)
+    with pytest.raises(RefusedHandin, match="changed while it was read"):
+        copy_handin(source, tmp_path / "out")
+
+
+def test_names_with_control_characters_are_refused_and_shown_escaped(tmp_path: Path) -> None:
+    source = handin(tmp_path / "in")
+    (source / "x\nINFO forged log line").write_text("")
+    with pytest.raises(RefusedHandin, match=r"x\\nINFO") as refused:
+        copy_handin(source, tmp_path / "out")
+    assert "\n" not in str(refused.value)
+
+
+def test_the_instructor_s_limits_refuse_too_many_files_or_bytes(tmp_path: Path) -> None:
+    source = handin(tmp_path / "in", notebook="x" * 5000)
+    for index in range(3):
+        (source / f"f{index}").write_text("")
+    with pytest.raises(RefusedHandin, match="more than 5 files"):
+        copy_handin(source, tmp_path / "a", limits=HandinLimits(max_files=5))
+    with pytest.raises(RefusedHandin, match="more than 4,000 bytes"):
+        copy_handin(source, tmp_path / "b", limits=HandinLimits(max_bytes=4000))
+    copy_handin(source, tmp_path / "c", limits=HandinLimits(max_bytes=6000, max_files=6))
+
+
+def test_an_lms_download_with_a_link_or_an_oversized_file_collects_the_rest(
+    tmp_path: Path, throwaway_course: ThrowawayCourse
+) -> None:
+    course = throwaway_course(ASSIGNMENT)
+    good = nbformat.writes(nbformat.v4.new_notebook())
+    secret = tmp_path / "solution.ipynb"
+    secret.write_text(good + " ")
+    folder = tmp_path / "download"
+    folder.mkdir()
+    (folder / f"ann_1_{ASSIGNMENT}.ipynb").write_text(good)
+    (folder / f"bob_2_{ASSIGNMENT}.ipynb").symlink_to(secret)
+    (folder / f"cy_3_{ASSIGNMENT}.ipynb").write_text(good + " " * 3000)
+    found = collect(folder, course, limits=HandinLimits(max_bytes=2000))
+    assert [student for student, _, _ in found.collected] == ["ann"]
+    reasons = {refusal.student: refusal.reason for refusal in found.refused}
+    assert "link" in reasons["bob"] and "2,000 bytes" in reasons["cy"], reasons
+    assert {r.student for r in load_refusals(course.grading.path)} == {"bob", "cy"}
+    archive = tmp_path / "download.zip"
+    with zipfile.ZipFile(archive, "w") as handle:
+        handle.writestr(f"dee_4_{ASSIGNMENT}.ipynb", good)
+        link = zipfile.ZipInfo(f"eve_5_{ASSIGNMENT}.ipynb")
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        handle.writestr(link, str(secret))
+    found = collect(archive, course)
+    assert [student for student, _, _ in found.collected] == ["dee"]
+    assert [refusal.student for refusal in found.refused] == ["eve"]
+
+
+def exchange_collect(course: Course, exchange: Path, update: bool = True) -> SafeExchangeCollect:
+    config = course.config()
+    config.Exchange.root = str(exchange)
+    coursedir = CourseDirectory(config=config)
+    coursedir.assignment_id = ASSIGNMENT
+    app = SafeExchangeCollect(coursedir=coursedir, authenticator=Authenticator(config=config), config=config)
+    app.update = update
+    app.start()
+    return app
+
+
+def test_the_exchange_collect_takes_the_latest_good_hand_in_at_the_server_s_time(
+    tmp_path: Path, throwaway_course: ThrowawayCourse
+) -> None:
+    course = throwaway_course(ASSIGNMENT)
+    inbound = tmp_path / "exchange" / "transformers-from-scratch" / "inbound"
+    secret = tmp_path / "solution.ipynb"
+    secret.write_text("THE SOLUTION")
+    good = handin(inbound / f"ann+{ASSIGNMENT}+2026-01-01 10:00:00.000000 UTC+aaaa", notebook="GOOD")
+    time.sleep(0.05)
+    # Later, with a time in its name far in the future, and a link to the solution: refused, and the good one stays.
+    later = handin(inbound / f"ann+{ASSIGNMENT}+2099-01-01 00:00:00.000000 UTC+bbbb", claimed="2000-01-01 UTC")
+    (later / f"{ASSIGNMENT}.ipynb").unlink()
+    (later / f"{ASSIGNMENT}.ipynb").symlink_to(secret)
+    handin(inbound / f"bob+{ASSIGNMENT}+not a time at all+cccc", notebook="BOB")  # nbgrader's own collect stops here
+    (inbound / f"cy+{ASSIGNMENT}+2026-01-01 10:00:00.000000 UTC+dddd").symlink_to(good)
+    app = exchange_collect(course, tmp_path / "exchange")
+    ann = course.grading.submitted("ann", ASSIGNMENT)
+    assert (ann / f"{ASSIGNMENT}.ipynb").read_text() == "GOOD"
+    assert (course.grading.submitted("bob", ASSIGNMENT) / f"{ASSIGNMENT}.ipynb").read_text() == "BOB"
+    assert not course.grading.submitted("cy", ASSIGNMENT).exists()
+    server_time = submitted_at(ann)
+    assert abs(server_time.timestamp() - good.stat().st_ctime) < 1, (server_time, "the name said 2026-01-01 10:00")
+    refused = {(r.student, r.found.split("+")[-1]): r.reason for r in load_refusals(course.grading.path)}
+    assert set(refused) == {("ann", "bbbb"), ("cy", "dddd")}, refused
+    assert "link" in refused["ann", "bbbb"] and "link" in refused["cy", "dddd"]
+    assert [r.student for r in app.refused] == ["ann", "cy"]
+    assert not list(course.grading.path.glob(".collect-*")), "the staging folder was left behind"
+
+
+def test_a_collected_hand_in_is_replaced_only_by_a_later_good_one(tmp_path: Path, throwaway_course) -> None:
+    course = throwaway_course(ASSIGNMENT)
+    inbound = tmp_path / "exchange" / "transformers-from-scratch" / "inbound"
+    handin(inbound / f"ann+{ASSIGNMENT}+2026-01-01 10:00:00.000000 UTC+aaaa", notebook="FIRST")
+    exchange_collect(course, tmp_path / "exchange")
+    first = submitted_at(course.grading.submitted("ann", ASSIGNMENT))
+    time.sleep(0.05)
+    bad = handin(inbound / f"ann+{ASSIGNMENT}+2026-01-01 09:00:00.000000 UTC+bbbb", notebook="SECOND")
+    os.mkfifo(bad / "pipe")
+    exchange_collect(course, tmp_path / "exchange")
+    assert (course.grading.submitted("ann", ASSIGNMENT) / f"{ASSIGNMENT}.ipynb").read_text() == "FIRST"
+    time.sleep(0.05)
+    handin(inbound / f"ann+{ASSIGNMENT}+2000-01-01 00:00:00.000000 UTC+cccc", notebook="THIRD")  # an old time claimed
+    exchange_collect(course, tmp_path / "exchange")
+    placed = course.grading.submitted("ann", ASSIGNMENT)
+    assert (placed / f"{ASSIGNMENT}.ipynb").read_text() == "THIRD" and submitted_at(placed) > first
+    assert json.loads((course.grading.path / "refused_handins.json").read_text())[0]["found"].endswith("bbbb")
+
+
+def test_the_export_lists_each_refusal_and_the_students_left_with_none(tmp_path: Path, throwaway_course) -> None:
+    course = throwaway_course(ASSIGNMENT)
+    inbound = tmp_path / "exchange" / "transformers-from-scratch" / "inbound"
+    bad = handin(inbound / f"cy+{ASSIGNMENT}+2026-01-01 10:00:00.000000 UTC+dddd")
+    (bad / "link").symlink_to("/etc/passwd")
+    exchange_collect(course, tmp_path / "exchange")
+    frame = export_frame(course).set_index("student")
+    assert frame.loc["cy", "status"] == "missing" and "refused" in frame.loc["cy", "reason"]
+    assert "symbolic link" in frame.loc["cy", "refused"]
