@@ -1,0 +1,272 @@
+"""A malicious student against the hub's exchange, as real system users, with nbgrader's own commands.
+
+The layout is ``classroom.provision``'s (the hub test's prefix; its environment is kept). Every
+command runs as its user's system account, with the environment that user's server gives it (the
+hub environment's programs, the role's Jupyter settings), as from a terminal on the hub. The
+instructor releases 01; Ada (the victim) fetches and hands in; Mal (the attacker) tries each
+attack of issue 30, and some a careful attacker tries next; Cy hands in late and forges the time.
+The instructor collects with ``nbgrader collect`` (the course's collect, as formgrader's button
+uses it) and releases feedback with ``nbgrader release_feedback``. Then: what Ada fetched, what
+was collected for her and the feedback page she fetched are byte for byte what they should be,
+Mal reads and plants nothing, and every forged or linked hand-in is refused and listed.
+
+Root only (it makes system users): elsewhere it skips and says why.
+"""
+
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from autograder.course.deadlines import submitted_at
+from autograder.pipeline.refusals import load_refusals
+from classroom.layout import COURSE_ID, INSTRUCTORS, STUDENTS, HubLayout
+from classroom.provision import provision
+from classroom.system_users import ensure_user, remove_user
+from tests.browser.hub import fresh_layout
+
+pytestmark = pytest.mark.slow
+ASSIGNMENT = "01_attention"
+TEACHER, ADA, MAL, CY = "tfx-teacher", "tfx-ada", "tfx-mal", "tfx-cy"
+FUTURE = "2099-01-01 00:00:00.000000 UTC"  # a literal --Exchange.timestamp_format: the time the attacker claims
+PAST = "2000-01-01 00:00:00.000000 UTC"
+TAMPERED = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5, "tampered": true}'
+
+
+@dataclass
+class Run:
+    layout: HubLayout
+    outcomes: dict[str, str] = field(default_factory=dict)  # attack -> what the attacker got
+    outputs: dict[str, str] = field(default_factory=dict)  # command name -> its output
+    seconds: float = 0.0
+
+    @property
+    def course_exchange(self) -> Path:
+        return self.layout.exchange / COURSE_ID
+
+    def env(self, user: str) -> dict[str, str]:
+        """What the user's server would give a terminal: the hub's programs, the role's settings."""
+        role = "instructor" if user == TEACHER else "student"
+        home = pwd.getpwnam(user).pw_dir
+        config = [str(self.layout.role_config(role)), str(self.layout.role_config("common"))]
+        env = {"HOME": home, "USER": user, "LOGNAME": user, "LANG": "C.UTF-8",
+               "PATH": f"{self.layout.env / 'bin'}:/usr/bin:/bin",
+               "JUPYTER_CONFIG_PATH": os.pathsep.join(config)}  # fmt: skip
+        if role == "instructor":
+            env["PYTHONPATH"] = str(self.layout.course)
+        return env
+
+    def as_user(self, user: str, argv: list[str], cwd: str | None = None, check: bool = True) -> str:
+        groups = [g.gr_gid for g in __import__("grp").getgrall() if user in g.gr_mem]
+        done = subprocess.run(
+            argv, cwd=cwd or pwd.getpwnam(user).pw_dir, env=self.env(user), user=user,
+            group=pwd.getpwnam(user).pw_gid, extra_groups=groups, capture_output=True, text=True, timeout=180,
+        )  # fmt: skip
+        output = done.stdout + done.stderr
+        if check and done.returncode:
+            raise AssertionError(f"{user}: {' '.join(argv)} exited {done.returncode}:\n{output[-3000:]}")
+        return output
+
+    def nbgrader(self, user: str, *args: str, check: bool = True) -> str:
+        cwd = str(self.layout.course) if user == TEACHER else None
+        return self.as_user(user, [str(self.layout.env / "bin" / "nbgrader"), *args], cwd=cwd, check=check)
+
+    def attempt(self, name: str, user: str, code: str) -> str:
+        """Python run as ``user``: 'done', or the name of the error that stopped it."""
+        wrapped = (f"try:\n{indent(code)}\n    print('done')\n"
+                   "except OSError as error:\n    print(type(error).__name__)\n")  # fmt: skip
+        outcome = self.as_user(user, [str(self.layout.python), "-c", wrapped]).strip().splitlines()[-1]
+        self.outcomes[name] = outcome
+        return outcome
+
+
+def indent(code: str) -> str:
+    return "\n".join("    " + line for line in code.splitlines())
+
+
+def handins(run: Run, student: str) -> list[Path]:
+    """The student's hand-in folders in the inbound (as root, who may list it)."""
+    return sorted((run.course_exchange / "inbound").glob(f"{student}+{ASSIGNMENT}+*"))
+
+
+@pytest.fixture(scope="module")
+def attacked() -> Iterator[Run]:
+    if os.geteuid() != 0:
+        pytest.skip("the exchange attack test creates system users and runs as each of them: root only (CI is root)")
+    users = {TEACHER: INSTRUCTORS, ADA: STUDENTS, MAL: STUDENTS, CY: STUDENTS}
+    for user in users:
+        remove_user(user)
+    layout = fresh_layout()
+    try:
+        for user, group in users.items():
+            ensure_user(user, group)
+        provision(layout, [TEACHER], refresh_course=True)
+        run = Run(layout)
+        started = time.monotonic()
+        play(run)
+        run.seconds = round(time.monotonic() - started, 1)
+        yield run
+    finally:
+        for user in users:
+            remove_user(user)
+
+
+def play(run: Run) -> None:
+    exchange, course = run.course_exchange, run.layout.course
+    solution = course / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    # 1. Before the first release: plant the assignment and a package beside it.
+    planted = exchange / "outbound" / ASSIGNMENT
+    run.attempt("1: plant outbound/01 before the release", MAL,
+                f"import os\nos.makedirs({str(planted / 'tfcourse')!r})\n"
+                f"open({str(planted / (ASSIGNMENT + '.ipynb'))!r}, 'w').write({TAMPERED!r})")  # fmt: skip
+    run.attempt("1: replace the exchange's course folder before the release", MAL,
+                f"import os\nos.rename({str(exchange)!r}, {str(exchange) + '-gone'!r})")  # fmt: skip
+    run.outputs["release"] = run.nbgrader(TEACHER, "release_assignment", ASSIGNMENT, "--force")
+    # 2. After the release: swap the course folder, or write into what others fetch.
+    run.attempt("2: rename the course folder away", MAL,
+                f"import os\nos.rename({str(exchange)!r}, {str(exchange) + '-mine'!r})")  # fmt: skip
+    run.attempt("2: rename outbound away", MAL,
+                f"import os\nos.rename({str(exchange / 'outbound')!r}, {str(exchange / 'x')!r})")  # fmt: skip
+    run.attempt("2: add a package to the released folder", MAL,
+                f"import os\nos.makedirs({str(planted / 'tfcourse')!r})")  # fmt: skip
+    run.attempt("2: overwrite the released notebook", MAL,
+                f"open({str(planted / (ASSIGNMENT + '.ipynb'))!r}, 'w').write('x')")  # fmt: skip
+    for student in (ADA, MAL, CY):
+        run.nbgrader(student, "fetch_assignment", ASSIGNMENT)
+    run.outputs["ada submit"] = run.nbgrader(ADA, "submit", ASSIGNMENT)
+    ada_folder = handins(run, ADA)[0]  # the attacker is given its full name: a leaked log, the worst case
+    # 3. Impersonation, dated in the future, with nbgrader's own submit (the attacker's config may drop ours).
+    mal_notebook = Path(pwd.getpwnam(MAL).pw_dir) / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    run.as_user(MAL, [str(run.layout.python), "-c", f"open({str(mal_notebook)!r}, 'w').write({TAMPERED!r})"])
+    run.outputs["mal submit as ada"] = run.nbgrader(
+        MAL, "submit", ASSIGNMENT, f"--student={ADA}", f"--Exchange.timestamp_format={FUTURE}",
+        "--ExchangeFactory.submit=nbgrader.exchange.default.submit.ExchangeSubmit",
+    )  # fmt: skip
+    # Ada's own hand-in, its name known: read her secret, replace or remove the hand-in.
+    run.attempt("3: read Ada's submission secret", MAL, f"open({str(ada_folder / 'submission_secret.txt')!r}).read()")
+    run.attempt("3: replace Ada's notebook", MAL,
+                f"open({str(ada_folder / (ASSIGNMENT + '.ipynb'))!r}, 'w').write({TAMPERED!r})")  # fmt: skip
+    run.attempt("3: rename Ada's hand-in away", MAL,
+                f"import os\nos.rename({str(ada_folder)!r}, {str(ada_folder) + '-x'!r})")  # fmt: skip
+    run.attempt("list the inbound folder", MAL, f"import os\nos.listdir({str(exchange / 'inbound')!r})")
+    # 4. Forged time: Cy hands in now, claims 2000 in the name, then edits timestamp.txt
+    # (nbgrader's own submit, which logs the folder's name).
+    cy_log = run.nbgrader(CY, "submit", ASSIGNMENT, f"--Exchange.timestamp_format={PAST}",
+                          "--ExchangeFactory.submit=nbgrader.exchange.default.submit.ExchangeSubmit")  # fmt: skip
+    run.outputs["cy submit"] = cy_log
+    cy_folder = handins(run, CY)[0]
+    run.attempt("4: edit the own timestamp.txt", CY, f"open({str(cy_folder / 'timestamp.txt')!r}, 'w').write({PAST!r})")
+    # 6. Links and special files in a hand-in made by hand in the inbound (nbgrader's submit would follow them).
+    inbound = exchange / "inbound"
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    kinds = {
+        "link to the solution": f"os.symlink({str(solution)!r}, d + '/{ASSIGNMENT}.ipynb')",
+        "link to the solutions folder": f"os.symlink({str(solution.parent)!r}, d + '/sol')",
+        "hard link to the solution": f"os.link({str(solution)!r}, d + '/{ASSIGNMENT}.ipynb')",
+        "named pipe": f"open(d + '/{ASSIGNMENT}.ipynb', 'w').write('{{}}'); os.mkfifo(d + '/pipe')",
+        "name with a newline": f"open(d + '/{ASSIGNMENT}.ipynb', 'w').write('{{}}'); open(d + '/x\\nINFO ok', 'w')",
+        "hand-in folder that is a link": f"os.rmdir(d); os.symlink({str(ada_folder)!r}, d)",
+    }
+    for index, (kind, make) in enumerate(kinds.items()):
+        folder = inbound / f"{MAL}+{ASSIGNMENT}+{stamp}+k{index}"
+        run.attempt(f"6: hand in a {kind}", MAL, f"import os\nd = {str(folder)!r}\nos.mkdir(d)\n{make}")
+    # A hand-in that changes while collect runs: a file swapped with a link to the solution, again and again.
+    racer = inbound / f"{MAL}+{ASSIGNMENT}+{stamp}+race"
+    swap = (f"import os, time\nd = {str(racer)!r}\nos.mkdir(d)\nf = d + '/{ASSIGNMENT}.ipynb'\n"
+            f"end = time.time() + 20\nwhile time.time() < end:\n"
+            f"    open(f + '.t', 'w').write('PLAIN'); os.replace(f + '.t', f)\n"
+            f"    os.symlink({str(solution)!r}, f + '.l'); os.replace(f + '.l', f)\n")  # fmt: skip
+    racing = subprocess.Popen([str(run.layout.python), "-c", swap], env=run.env(MAL), user=MAL,
+                              cwd=pwd.getpwnam(MAL).pw_dir)  # fmt: skip
+    time.sleep(1)
+    try:
+        run.outputs["collect"] = run.nbgrader(TEACHER, "collect", ASSIGNMENT, "--update")
+    finally:
+        racing.kill()
+        racing.wait()
+    # 5. Feedback: the instructor releases a page for Ada (as `python -m autograder feedback` lays it out).
+    submitted = course / "grading" / "submitted" / ADA / ASSIGNMENT
+    feedback = course / "grading" / "feedback" / ADA / ASSIGNMENT
+    run.as_user(TEACHER, [str(run.layout.python), "-c",
+                          f"import os, shutil\nos.makedirs({str(feedback)!r}, exist_ok=True)\n"
+                          f"open({str(feedback / (ASSIGNMENT + '.html'))!r}, 'w').write('<p>Ada: 16 / 16</p>')\n"
+                          f"for name in ('timestamp.txt', 'submission_secret.txt'):\n"
+                          f"    shutil.copy({str(submitted)!r} + '/' + name, {str(feedback)!r})\n"])  # fmt: skip
+    run.outputs["release feedback"] = run.nbgrader(TEACHER, "release_feedback", ASSIGNMENT)
+    run.attempt("5: list the feedback folder", MAL, f"import os\nos.listdir({str(exchange / 'feedback')!r})")
+    run.attempt("5: plant a feedback page", MAL,
+                f"open({str(exchange / 'feedback' / ('0' * 64 + '.html'))!r}, 'w').write('<p>0 / 16</p>')")  # fmt: skip
+    run.outputs["ada fetch feedback"] = run.nbgrader(ADA, "fetch_feedback", ASSIGNMENT)
+    run.outputs["mal fetch feedback as ada"] = run.nbgrader(MAL, "fetch_feedback", ASSIGNMENT, f"--student={ADA}")
+
+
+def test_nothing_planted_before_or_after_the_release_reaches_another_student(attacked: Run) -> None:
+    tried = {name: outcome for name, outcome in attacked.outcomes.items() if name.startswith(("1:", "2:"))}
+    assert len(tried) == 6 and all(outcome == "PermissionError" for outcome in tried.values()), tried
+    assert "Released as" in attacked.outputs["release"], attacked.outputs["release"]
+    release = attacked.layout.course / "notebooks" / ASSIGNMENT
+    fetched = Path(pwd.getpwnam(ADA).pw_dir) / ASSIGNMENT
+    extra = {p.name for p in fetched.iterdir()} - {p.name for p in release.iterdir()}
+    assert extra == {"feedback"}, f"Ada fetched more than the release (her feedback came later): {extra}"
+    for path in release.iterdir():
+        assert (fetched / path.name).read_bytes() == path.read_bytes(), f"Ada fetched a changed {path.name}"
+
+
+def test_a_hand_in_as_another_student_is_refused_and_the_victim_s_counts(attacked: Run) -> None:
+    course = attacked.layout.course
+    collected = course / "grading" / "submitted" / ADA / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    own = Path(pwd.getpwnam(ADA).pw_dir) / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    assert collected.read_bytes() == own.read_bytes(), "what was collected for Ada is not what Ada handed in"
+    refusals = [r for r in load_refusals(course / "grading") if r.student == ADA]
+    assert len(refusals) == 1 and "another account" in refusals[0].reason, refusals
+    assert "Refused a hand-in" in attacked.outputs["collect"] and FUTURE[:4] in attacked.outputs["collect"]
+    for attack in ("3: read Ada's submission secret", "3: replace Ada's notebook", "3: rename Ada's hand-in away",
+                   "list the inbound folder"):  # fmt: skip
+        assert attacked.outcomes[attack] == "PermissionError", (attack, attacked.outcomes[attack])
+
+
+def test_the_hand_in_time_is_the_server_s(attacked: Run) -> None:
+    assert attacked.outcomes["4: edit the own timestamp.txt"] == "done"  # the attack itself went through
+    taken = submitted_at(attacked.layout.course / "grading" / "submitted" / CY / ASSIGNMENT)
+    assert taken is not None and abs((datetime.now(UTC) - taken).total_seconds()) < 900, taken
+
+
+def test_feedback_reaches_only_its_student(attacked: Run) -> None:
+    for attack in ("5: list the feedback folder", "5: plant a feedback page"):
+        assert attacked.outcomes[attack] == "PermissionError", (attack, attacked.outcomes[attack])
+    pages = list((Path(pwd.getpwnam(ADA).pw_dir) / ASSIGNMENT / "feedback").glob(f"*/{ASSIGNMENT}.html"))
+    assert len(pages) == 1 and pages[0].read_text() == "<p>Ada: 16 / 16</p>", pages
+    assert not list((Path(pwd.getpwnam(MAL).pw_dir) / ASSIGNMENT).glob("feedback/*/*")), "Mal fetched a page"
+
+
+def test_links_and_special_files_are_refused_and_the_solution_never_collected(attacked: Run) -> None:
+    course = attacked.layout.course
+    solution = (course / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_bytes()
+    assert attacked.outcomes["6: hand in a hard link to the solution"] == "PermissionError"
+    made = [k for k, outcome in attacked.outcomes.items() if k.startswith("6:") and outcome == "done"]
+    assert len(made) == 5, attacked.outcomes
+    refused = {r.found.rsplit("+", 1)[1]: r.reason for r in load_refusals(course / "grading") if r.student == MAL}
+    assert {"k0", "k1", "k3", "k4", "k5"} <= set(refused), refused
+    collected = course / "grading" / "submitted" / MAL / ASSIGNMENT
+    for path in collected.rglob("*"):
+        assert not path.is_symlink() and (path.is_dir() or path.read_bytes() != solution), path
+
+
+def test_no_log_names_a_hand_in_s_random_part(attacked: Run) -> None:
+    ada_random = handins(attacked, ADA)[0].name.rsplit("+", 1)[1]
+    for name, output in attacked.outputs.items():
+        assert ada_random not in output, f"{name} printed Ada's hand-in folder: {output[-1000:]}"
+    assert f"{ADA}+{ASSIGNMENT}+" in attacked.outputs["ada submit"]  # the log still says where it went
+
+
+def test_the_attacks_took_their_time(attacked: Run) -> None:
+    print(f"exchange attacks: {attacked.seconds} s; what each attack got:\n{json.dumps(attacked.outcomes, indent=1)}")
+    assert shutil.which("nbgrader", path=str(attacked.layout.env / "bin")) and attacked.seconds > 0
