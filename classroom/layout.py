@@ -7,7 +7,8 @@
 | ``proxy/`` | root, 755 | configurable-http-proxy, from npm with the committed lock file |
 | ``config/`` | root, 755 | the Jupyter settings of each role, and every user's nbgrader settings |
 | ``course/`` | root:instructors, 2770 | the instructors' course folder: solutions, gradebook, grading |
-| ``exchange/`` | root, 777 | nbgrader's exchange (``chmod ugo+rw``, as nbgrader's documentation says) |
+| ``exchange/`` | root, 1777 | nbgrader's exchange: everyone writes (nbgrader checks it), sticky |
+| ``exchange/<course>/`` | root:instructors, 2775 | made before any release; inbound 3773, feedback 2771 |
 | ``state/`` | root, 700 | the hub's database, cookie secret and initial passwords |
 """
 

@@ -1,10 +1,16 @@
 """The hub's layout without root: the roster, the environment's pins, what each role's settings turn off."""
 
 import json
+import logging
+import stat
 from pathlib import Path
 
 import pytest
+from nbgrader.auth import Authenticator
+from nbgrader.coursedir import CourseDirectory
+from traitlets.config import Config
 
+from autograder.course.settings import course_config
 from classroom.layout import COURSE_ID, HubLayout
 from classroom.provision import (
     STUDENT_DISABLED_PLUGINS,
@@ -15,6 +21,7 @@ from classroom.provision import (
     write_config,
 )
 from classroom.roster import read_roster
+from classroom.student_submit import PrivateSubmit
 from classroom.system_users import check_name
 
 
@@ -56,7 +63,35 @@ def test_each_role_gets_its_tools(tmp_path: Path) -> None:
     assert extensions == STUDENT_SERVER_EXTENSIONS and not extensions["nbgrader.server_extensions.formgrader"]
     disabled = json.loads((student / "labconfig" / "page_config.json").read_text())["disabledExtensions"]
     assert disabled == STUDENT_DISABLED_PLUGINS and disabled["@jupyter/nbgrader:formgrader"]
-    instructor = layout.role_config("instructor")
-    assert "configure(get_config(), REPO_ROOT)" in (instructor / "nbgrader_config.py").read_text()
-    instructor_disabled = json.loads((instructor / "labconfig" / "page_config.json").read_text())["disabledExtensions"]
+    instructor = (layout.role_config("instructor") / "nbgrader_config.py").read_text()
+    assert "configure(get_config(), REPO_ROOT)" in instructor
+    assert "groupshared = True" in instructor and "SafeExchangeCollect.owner_must_match = True" in instructor
+    assert "ExchangeFactory.submit = 'classroom.student_submit.PrivateSubmit'" in common
+    assert course_config(tmp_path).ExchangeFactory.collect.endswith("SafeExchangeCollect")
+    instructor_pages = layout.role_config("instructor") / "labconfig" / "page_config.json"
+    instructor_disabled = json.loads(instructor_pages.read_text())["disabledExtensions"]
     assert not any(plugin.startswith("@jupyter/nbgrader") for plugin in instructor_disabled)
+
+
+def test_a_student_s_hand_in_is_private_and_its_random_part_never_logged(tmp_path: Path, caplog) -> None:
+    """As one user (the exchange attack test does it as real users): modes, group-shared marks, the log."""
+    exchange, home = tmp_path / "exchange", tmp_path / "home"
+    (exchange / COURSE_ID / "outbound" / "01_attention").mkdir(parents=True)
+    (exchange / COURSE_ID / "inbound").mkdir()
+    (home / "01_attention").mkdir(parents=True)
+    (home / "01_attention" / "01_attention.ipynb").write_text("{}")
+    config = Config()
+    config.Exchange.root, config.Exchange.cache = str(exchange), str(tmp_path / "cache")
+    config.CourseDirectory.course_id = COURSE_ID
+    coursedir = CourseDirectory(config=config)
+    coursedir.assignment_id = "01_attention"
+    submit = PrivateSubmit(coursedir=coursedir, authenticator=Authenticator(config=config), config=config)
+    submit.assignment_dir = str(home)
+    with caplog.at_level(logging.INFO):
+        submit.start()
+    (folder,) = (exchange / COURSE_ID / "inbound").iterdir()
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o750
+    assert {stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()} == {0o640}
+    assert {p.name for p in folder.iterdir()} == {"01_attention.ipynb", "timestamp.txt", "submission_secret.txt"}
+    random_part = folder.name.rsplit("+", 1)[1]
+    assert "Destination" in caplog.text and random_part not in caplog.text
