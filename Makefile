@@ -20,9 +20,10 @@ export PATH := $(BIN):$(PATH)
 EDITION ?= en
 RELEASE_FOLDER := $(if $(filter en,$(EDITION)),notebooks,notebooks_$(EDITION))
 
-$(STAMP): requirements.txt requirements-lock.txt pyproject.toml
+$(STAMP): requirements.txt requirements-lock.txt classroom/requirements-hub-nodeps.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -c requirements-lock.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r classroom/requirements-hub-nodeps.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $(STAMP)
 
@@ -94,15 +95,17 @@ autograde: install sandbox  ## grade every submission under grading/submitted (J
 # The classroom hub (classroom/, README "Running a class"): one machine, run as root.
 HUB_PREFIX ?= /srv/tfcourse
 HUB_INSTRUCTOR ?= $(SUDO_USER)
+# nbgrader's exchange: filesystem (this machine's disk) or ngshare (a service the hub runs; past one machine)
+EXCHANGE ?= filesystem
 # What the hub needs from Debian: Node.js's npm (the proxy) and a Python every user may run (with venv).
 HUB_SYSTEM_PACKAGES = command -v npm >/dev/null 2>&1 && /usr/bin/python3 -c 'import ensurepip' 2>/dev/null || { \
 	if command -v apt-get >/dev/null 2>&1; then apt-get update -qq && apt-get install -y -qq nodejs npm python3-venv; \
 	else echo "install Node.js (npm) and Python 3.11's venv module with your package manager"; exit 1; fi; }
 
-hub:  ## a JupyterHub for a class on this machine (root): lays out HUB_PREFIX, then runs the hub (Ctrl+C stops it)
+hub:  ## a JupyterHub for a class on this machine (root): lays out HUB_PREFIX, then runs the hub (EXCHANGE=ngshare: the ngshare service)
 	@test "$$(id -u)" = 0 || { echo "make hub needs root: it makes system users and runs each server as its user"; exit 1; }
 	@$(HUB_SYSTEM_PACKAGES)
-	$(PYTHON) -m classroom.provision --prefix $(HUB_PREFIX) $(if $(HUB_INSTRUCTOR),--instructor $(HUB_INSTRUCTOR))
+	$(PYTHON) -m classroom.provision --prefix $(HUB_PREFIX) --exchange $(EXCHANGE) $(if $(HUB_INSTRUCTOR),--instructor $(HUB_INSTRUCTOR))
 	TFCOURSE_HUB_PREFIX=$(HUB_PREFIX) $(HUB_PREFIX)/env/bin/jupyterhub -f classroom/jupyterhub_config.py
 
 hub-students:  ## system users for the students of ROSTER=roster.csv (a 'student' column); PASSWORDS=1 for PAM logins

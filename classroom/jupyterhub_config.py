@@ -12,11 +12,16 @@ Every value comes from the layout that ``python -m classroom.provision`` made (i
   (default ``state/`` under the prefix);
 - ``TFCOURSE_HUB_EXTRA_CONFIG``: a further config file loaded last (the tests add an API token).
 
+The exchange is the one ``provision`` laid out (``config/exchange``): nbgrader's folder on this
+machine, or ngshare (``--exchange ngshare``), which the hub then runs as a managed service on
+the port after the proxy's API, as its own system account, with the instructors as its admins.
+
 Each server runs as its user's system account (LocalProcessSpawner). A student's opens on their
 home, with nbgrader's assignment list and validate button only; an instructor's opens on the
 course folder, with the formgrader, the create-assignment sidebar and the course list too.
 """
 
+import grp
 import json
 import os
 import sys
@@ -25,7 +30,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the classroom package, beside this file
 
 from classroom.hub_auth import is_instructor  # noqa: E402
-from classroom.layout import DEFAULT_PREFIX, HubLayout  # noqa: E402
+from classroom.layout import DEFAULT_PREFIX, INSTRUCTORS, HubLayout  # noqa: E402
+from classroom.provision import NGSHARE_USER  # noqa: E402
 
 c = get_config()  # noqa: F821 (JupyterHub provides get_config)
 layout = HubLayout(Path(os.environ.get("TFCOURSE_HUB_PREFIX", DEFAULT_PREFIX)))
@@ -65,6 +71,7 @@ c.Spawner.http_timeout = 120
 c.Spawner.environment = {"PATH": f"{layout.env / 'bin'}:/usr/local/bin:/usr/bin:/bin"}
 
 
+
 def role_settings(spawner) -> None:
     """Before a server starts: the course folder and the instructors' tools, or the home and a student's."""
     instructor = is_instructor(spawner.user.name)
@@ -82,3 +89,21 @@ c.Spawner.pre_spawn_hook = role_settings
 extra = os.environ.get("TFCOURSE_HUB_EXTRA_CONFIG")
 if extra:
     load_subconfig(extra)  # noqa: F821 (JupyterHub provides load_subconfig)
+
+if layout.exchange_kind() == "ngshare":
+    ngshare = f"http://127.0.0.1:{port + 3}"
+    services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []  # the extra config's
+    c.JupyterHub.services = [*services, {
+        "name": "ngshare",
+        "url": ngshare,
+        "user": NGSHARE_USER,
+        "cwd": str(layout.ngshare_state),
+        "command": [
+            str(layout.ngshare_env / "bin" / "python"), "-m", "ngshare",
+            "--admins", ",".join(grp.getgrnam(INSTRUCTORS).gr_mem),  # they may create the course
+            "--database", f"sqlite:///{layout.ngshare_state / 'ngshare.db'}",
+            "--storage", f"{layout.ngshare_state / 'files'}/",
+        ],
+    }]  # fmt: skip
+    # Each server's nbgrader reaches the service directly (its path keeps the hub's prefix).
+    c.Spawner.environment["TFCOURSE_NGSHARE_URL"] = f"{ngshare}/services/ngshare"

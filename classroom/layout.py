@@ -10,6 +10,8 @@
 | ``exchange/`` | root, 1777 | nbgrader's exchange: everyone writes (nbgrader checks it), sticky |
 | ``exchange/<course>/`` | root:instructors, 2775 | made before any release; inbound 3773, feedback 2771 |
 | ``state/`` | root, 700 | the hub's database, cookie secret and initial passwords |
+| ``ngshare-env/`` | root, 755 | with ``--exchange ngshare``: the ngshare service's environment |
+| ``ngshare/`` | tfcourse-ngshare, 700 | with ``--exchange ngshare``: the service's database and files |
 """
 
 from dataclasses import dataclass
@@ -59,3 +61,19 @@ class HubLayout:
     @property
     def state(self) -> Path:
         return self.prefix / "state"
+
+    @property
+    def exchange_choice(self) -> Path:
+        """Which exchange ``provision`` set up (``filesystem`` or ``ngshare``): the hub's config reads it."""
+        return self.config / "exchange"
+
+    def exchange_kind(self) -> str:
+        return self.exchange_choice.read_text().strip() if self.exchange_choice.exists() else "filesystem"
+
+    @property
+    def ngshare_env(self) -> Path:
+        return self.prefix / "ngshare-env"
+
+    @property
+    def ngshare_state(self) -> Path:
+        return self.prefix / "ngshare"

@@ -11,6 +11,7 @@ import grp
 import hashlib
 import json
 import os
+import pwd
 import re
 import shutil
 import subprocess
@@ -18,17 +19,21 @@ import time
 from pathlib import Path
 
 from classroom.layout import COURSE_ID, DEFAULT_PREFIX, INSTRUCTORS, STUDENTS, HubLayout
-from classroom.system_users import ensure_group, ensure_user
+from classroom.system_users import ensure_group, ensure_service_user, ensure_user
 
 REPO = Path(__file__).resolve().parents[1]
 # The interpreter the environment is made from: one every user may run (pyenv's, under /root, is not).
 BASE_PYTHON = "/usr/bin/python3"
 ENV_PINS = (
     "classroom/requirements-hub.txt",
+    "classroom/requirements-hub-nodeps.txt",
     "classroom/constraints-hub.txt",
     "requirements.txt",
     "requirements-lock.txt",
 )
+NGSHARE_PINS = ("classroom/requirements-ngshare.txt", "classroom/constraints-hub.txt", "requirements-lock.txt")
+EXCHANGES = ("filesystem", "ngshare")  # nbgrader's exchange on this machine's disk, or the ngshare service
+NGSHARE_USER = "tfcourse-ngshare"  # the service's own system account: it alone reads its database and files
 PROXY_PINS = ("classroom/package.json", "classroom/package-lock.json")
 # What a student's server and kernels read: the helper package and its data, and the submit
 # that keeps a hand-in private (the shared nbgrader settings select it for every user).
@@ -80,7 +85,32 @@ def build_env(layout: HubLayout) -> None:
     constraints.write_text(hub_constraints())
     pip = [str(layout.python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     subprocess.run([*pip, "-r", str(REPO / "classroom/requirements-hub.txt"), "-c", str(constraints)], check=True)
+    subprocess.run([*pip, "--no-deps", "-r", str(REPO / "classroom/requirements-hub-nodeps.txt")], check=True)
     stamp.write_text(value)
+
+
+def build_ngshare_env(layout: HubLayout) -> None:
+    """ngshare's environment, apart from the hub's: the lock's pins with requirements-ngshare.txt's in their place."""
+    stamp, value = layout.ngshare_env / ".tfcourse-pins", digest(NGSHARE_PINS)
+    if stamped(stamp, value):
+        return
+    python = layout.ngshare_env / "bin" / "python"
+    if not python.exists():
+        subprocess.run([BASE_PYTHON, "-m", "venv", str(layout.ngshare_env)], check=True)
+    constraints = layout.ngshare_env / "constraints.txt"
+    constraints.write_text(hub_constraints("classroom/requirements-ngshare.txt"))
+    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    subprocess.run([*pip, "-r", str(REPO / "classroom/requirements-ngshare.txt"), "-c", str(constraints)], check=True)
+    stamp.write_text(value)
+
+
+def make_ngshare_state(layout: HubLayout) -> None:
+    """The service's database and files: its own account's, closed to everyone else."""
+    ensure_service_user(NGSHARE_USER)
+    layout.ngshare_state.mkdir(parents=True, exist_ok=True)
+    account = pwd.getpwnam(NGSHARE_USER)
+    os.chown(layout.ngshare_state, account.pw_uid, account.pw_gid)
+    layout.ngshare_state.chmod(0o700)
 
 
 def pinned_name(line: str) -> str:
@@ -93,9 +123,9 @@ def pins_of(name: str) -> list[str]:
     return [line for line in stripped if line]
 
 
-def hub_constraints() -> str:
-    """requirements-lock.txt, with the pins classroom/constraints-hub.txt replaces."""
-    overrides = pins_of("classroom/constraints-hub.txt")
+def hub_constraints(*more: str) -> str:
+    """requirements-lock.txt, with the pins classroom/constraints-hub.txt (and ``more`` such files) replace."""
+    overrides = [pin for name in ("classroom/constraints-hub.txt", *more) for pin in pins_of(name)]
     replaced = {pinned_name(line) for line in overrides}
     kept = [line for line in pins_of("requirements-lock.txt") if pinned_name(line) not in replaced]
     return "\n".join(kept + overrides) + "\n"
@@ -132,18 +162,16 @@ def install_proxy(layout: HubLayout) -> None:
     (folder / ".tfcourse-pins").write_text(value)
 
 
-def write_config(layout: HubLayout) -> None:
+def write_config(layout: HubLayout, exchange: str = "filesystem") -> None:
     """Every user's nbgrader settings (course id, exchange) and each role's Jupyter settings."""
     common = layout.role_config("common")
     common.mkdir(parents=True, exist_ok=True)
     (common / "nbgrader_config.py").write_text(
         "# Written by classroom/provision.py: the nbgrader settings every user of the hub shares.\n"
         "c = get_config()  # noqa: F821\n"
-        f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
-        f"c.Exchange.root = {str(layout.exchange)!r}\n"
-        "# A hand-in only its student and the instructors can read; its folder's random part never logged.\n"
-        "c.ExchangeFactory.submit = 'classroom.student_submit.PrivateSubmit'\n"
+        f"c.CourseDirectory.course_id = {COURSE_ID!r}\n" + EXCHANGE_SETTINGS[exchange].format(root=str(layout.exchange))
     )
+    layout.exchange_choice.write_text(exchange)
     student = layout.role_config("student")
     (student / "labconfig").mkdir(parents=True, exist_ok=True)
     server = {"ServerApp": {"jpserver_extensions": STUDENT_SERVER_EXTENSIONS}}
@@ -164,8 +192,27 @@ def write_config(layout: HubLayout) -> None:
         "c.CourseDirectory.groupshared = True\n"
         "# Every student is a system user: a hand-in not wholly owned by the one it names is refused.\n"
         "c.SafeExchangeCollect.owner_must_match = True\n"
+        + (NGSHARE_SETTINGS if exchange == "ngshare" else "")
     )
     readable_by_all(layout.config)
+
+
+# The exchange each user's nbgrader talks to. ngshare: the service the hub runs, at the address
+# the hub gives every server (TFCOURSE_NGSHARE_URL, classroom/jupyterhub_config.py); who is who
+# comes from each user's own hub token, and the server stamps each hand-in's time.
+NGSHARE_SETTINGS = (
+    "import os  # noqa: E402\n"
+    "import ngshare_exchange  # noqa: E402\n"
+    "ngshare_exchange.configureExchange(c, os.environ['TFCOURSE_NGSHARE_URL'])\n"
+)
+EXCHANGE_SETTINGS = {
+    "filesystem": (
+        "c.Exchange.root = {root!r}\n"
+        "# A hand-in only its student and the instructors can read; its folder's random part never logged.\n"
+        "c.ExchangeFactory.submit = 'classroom.student_submit.PrivateSubmit'\n"
+    ),
+    "ngshare": NGSHARE_SETTINGS,
+}
 
 
 def make_exchange(layout: HubLayout) -> None:
@@ -233,7 +280,9 @@ def readable_by_all(root: Path) -> None:
             os.chmod(Path(folder) / name, 0o644)
 
 
-def provision(layout: HubLayout, instructors: list[str], refresh_course: bool = False) -> None:
+def provision(
+    layout: HubLayout, instructors: list[str], refresh_course: bool = False, exchange: str = "filesystem"
+) -> None:
     if os.geteuid() != 0:
         raise SystemExit("classroom.provision makes system users and folders other users own: run it as root")
     ensure_group(INSTRUCTORS)
@@ -245,8 +294,11 @@ def provision(layout: HubLayout, instructors: list[str], refresh_course: bool = 
     build_env(layout)
     install_runtime(layout)
     install_proxy(layout)
-    write_config(layout)
+    write_config(layout, exchange)
     make_exchange(layout)
+    if exchange == "ngshare":
+        build_ngshare_env(layout)
+        make_ngshare_state(layout)
     make_course(layout, refresh_course)
     layout.state.mkdir(exist_ok=True)
     layout.state.chmod(0o700)
@@ -257,8 +309,10 @@ def main() -> None:
     parser.add_argument("--prefix", type=Path, default=DEFAULT_PREFIX, help=f"default {DEFAULT_PREFIX}")
     parser.add_argument("--instructor", action="append", default=[], help="a system user to make an instructor")
     parser.add_argument("--refresh-course", action="store_true", help="copy the course files over the course folder")
+    parser.add_argument("--exchange", choices=EXCHANGES, default="filesystem",
+                        help="nbgrader's exchange: this machine's disk (default) or the ngshare service")  # fmt: skip
     args = parser.parse_args()
-    provision(HubLayout(args.prefix.resolve()), args.instructor, args.refresh_course)
+    provision(HubLayout(args.prefix.resolve()), args.instructor, args.refresh_course, args.exchange)
     print(f"hub laid out under {args.prefix}; start it with: make hub HUB_PREFIX={args.prefix}")
 
 

@@ -50,6 +50,14 @@ def ensure_user(name: str, group: str) -> Path:
     return home
 
 
+def ensure_service_user(name: str) -> None:
+    """A system account for a service (no login, no home): its own group, nobody else in it."""
+    check_name(name)
+    if not exists(name):
+        subprocess.run(["useradd", "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
+                        "--shell", "/usr/sbin/nologin", name], check=True)  # fmt: skip
+
+
 def groups_of(name: str) -> set[str]:
     return {group.gr_name for group in grp.getgrall() if name in group.gr_mem}
 

@@ -146,9 +146,9 @@ def execute(url: str, token: str, code: str, timeout: float) -> str:
 
 
 def fresh_layout(prefix: Path = TEST_PREFIX) -> HubLayout:
-    """The test prefix without the last run's course, exchange and hub state (the environment is kept)."""
+    """The test prefix without the last run's course, exchange, hub and ngshare state (environments kept)."""
     layout = HubLayout(prefix)
-    for folder in (layout.course, layout.exchange, layout.state, layout.prefix / "state-lti"):
+    for folder in (layout.course, layout.exchange, layout.state, layout.prefix / "state-lti", layout.ngshare_state):
         shutil.rmtree(folder, ignore_errors=True)
     return layout
 
@@ -181,10 +181,10 @@ def start_hub(layout: HubLayout, log: Path, auth: str = "pam", state: Path | Non
 
 
 def free_port_block() -> int:
-    """A free port whose next two are free too: the proxy, the hub's API and the proxy's API."""
+    """A free port whose next three are free too: the hub's API, the proxy's API and ngshare's."""
     while True:
         port = free_port()
-        if all(_is_free(port + offset) for offset in (1, 2)):
+        if all(_is_free(port + offset) for offset in (1, 2, 3)):
             return port
 
 

@@ -67,8 +67,9 @@ def chart_config(values: dict, volumes_as_dict: bool) -> Config:
     environment; the chart's own labels extra_labels; singleuser.profileList the profile_list.
     """
     storage = values["singleuser"]["storage"]
-    volumes = [{"name": "home", "persistentVolumeClaim": {"claimName": "claim-{username}"}}, *storage["extraVolumes"]]
-    mounts = [{"name": "home", "mountPath": storage["homeMountPath"]}, *storage["extraVolumeMounts"]]
+    home = {"name": "home", "persistentVolumeClaim": {"claimName": "claim-{username}"}}
+    volumes = [home, *storage.get("extraVolumes", [])]
+    mounts = [{"name": "home", "mountPath": storage["homeMountPath"]}, *storage.get("extraVolumeMounts", [])]
     c = Config()
     c.KubeSpawner.volumes = {v["name"]: v for v in volumes} if volumes_as_dict else volumes
     c.KubeSpawner.volume_mounts = {m["name"]: m for m in mounts} if volumes_as_dict else mounts
@@ -120,10 +121,14 @@ def test_values_name_the_image_the_dockerfile_builds(values, image_env, dockerfi
 def test_the_image_installs_the_locked_pins(dockerfile):
     installs = [shlex.split(a) for k, a in dockerfile if k == "RUN" and "pip install" in a]
     assert len(installs) == 1
-    words = installs[0]
+    commands = " ".join(installs[0]).split(" && ")
+    words = commands[0].split()
     pins = {words[i + 1] for i, w in enumerate(words[:-1]) if w == "-r"}
     assert {Path(p).name for p in pins} == {"requirements.txt", "requirements-hub.txt"}
     assert "/opt/tfcourse/pins/requirements-lock.txt" == words[words.index("-c") + 1]
+    # ngshare-exchange, the exchange's client, without the stale requirement nbgrader 0.9.6 cannot meet
+    assert commands[1].split() == ["pip", "install", "--no-deps", "-r",
+                                   "/opt/tfcourse/pins/classroom/requirements-hub-nodeps.txt"]  # fmt: skip
     copied = [shlex.split(a) for k, a in dockerfile if k == "COPY"]
     assert ["requirements.txt", "requirements-lock.txt", "/opt/tfcourse/pins/"] in copied
     lines = (REPO_ROOT / "classroom" / "requirements-hub.txt").read_text().splitlines()
@@ -168,31 +173,36 @@ def test_student_role_hides_the_instructors_tools_and_instructor_role_brings_the
 # The exchange and the course volume
 
 
-def test_the_exchange_is_mounted_where_the_images_nbgrader_settings_put_it(values, dockerfile, tmp_path):
+def test_the_exchange_is_the_ngshare_service_the_hub_registers(values, dockerfile, tmp_path, monkeypatch):
+    """Every pod runs as jovyan: a shared exchange volume would keep nobody apart; ngshare knows users by token."""
+    monkeypatch.setenv("JUPYTERHUB_USER", "someone")  # as in every pod: ngshare_exchange reads it on import
     nbgrader = exec_config(K8S / "jupyter" / "nbgrader_config.py")
     assert ("COPY", "classroom/k8s/jupyter/nbgrader_config.py /etc/jupyter/nbgrader_config.py") in dockerfile
     assert nbgrader.CourseDirectory.course_id == course_config(tmp_path).CourseDirectory.course_id
+    for step in ("fetch_assignment", "submit", "collect", "release_assignment", "release_feedback", "fetch_feedback"):
+        assert getattr(nbgrader.ExchangeFactory, step).__module__.startswith("ngshare_exchange."), step
+    instructor = exec_config(K8S / "jupyter" / "roles" / "instructor" / "nbgrader_config.py")
+    assert instructor.ExchangeFactory.collect.__module__ == "ngshare_exchange.collect"  # after configure()
+    service = values["hub"]["services"]["ngshare"]
+    ngshare = yaml.safe_load((K8S / "ngshare-values.yaml").read_text())
+    assert service["url"] == "http://ngshare:8080" and ngshare["ngshare"]["hub_api_url"] == "http://hub:8081/hub/api"
+    assert "apiToken" not in service and "hub_api_token" not in ngshare["ngshare"]  # secrets.yaml, not git
     storage = values["singleuser"]["storage"]
-    (mount,) = [m for m in storage["extraVolumeMounts"] if m["name"] == "exchange"]
-    assert mount["mountPath"] == nbgrader.Exchange.root
-    assert not mount.get("readOnly")
-    (volume,) = [v for v in storage["extraVolumes"] if v["name"] == "exchange"]
-    claims = {d["metadata"]["name"]: d for d in yaml.safe_load_all((K8S / "pvc-exchange.yaml").read_text())}
-    claim = claims[volume["persistentVolumeClaim"]["claimName"]]
-    assert claim["kind"] == "PersistentVolumeClaim" and claim["spec"]["accessModes"] == ["ReadWriteMany"]
+    assert not storage.get("extraVolumes") and not storage.get("extraVolumeMounts")
+    claims = [d["metadata"]["name"] for d in yaml.safe_load_all((K8S / "pvc-course.yaml").read_text())
+              if d["kind"] == "PersistentVolumeClaim"]  # fmt: skip
+    assert claims == ["tfcourse-course"]
 
 
 @pytest.mark.parametrize("volumes_as_dict", [False, True], ids=["volumes-as-list", "volumes-as-dict"])
-def test_every_profile_mounts_the_exchange_and_only_the_instructors_the_course(values, volumes_as_dict):
-    exchange_root = exec_config(K8S / "jupyter" / "nbgrader_config.py").Exchange.root
+def test_no_profile_mounts_an_exchange_and_only_the_instructors_the_course(values, volumes_as_dict):
     c, profiles = offered_profiles(values, [INSTRUCTORS], volumes_as_dict)
     assert {p["slug"] for p in profiles} == {"student", "gpu", "instructor"}
     for profile in profiles:
         mounts = {m["mountPath"]: m["name"] for m in effective(c, profile, "volume_mounts")}
         volumes = {v["name"]: v for v in effective(c, profile, "volumes")}
-        assert mounts[exchange_root] == "exchange", profile["slug"]
+        assert "exchange" not in mounts.values() and "exchange" not in volumes, profile["slug"]
         assert set(mounts.values()) <= set(volumes), f"{profile['slug']}: a mount without its volume"
-        assert volumes["exchange"]["persistentVolumeClaim"]["claimName"] == "tfcourse-exchange"
         course = "/srv/tfcourse/course" in mounts
         assert course == (profile["slug"] == "instructor"), profile["slug"]
         assert "allowed_groups" not in profile and "course_volume" not in profile  # KubeSpawner sees its own keys only

@@ -1,6 +1,11 @@
 # Every user's nbgrader settings in the single-user image (/etc/jupyter/nbgrader_config.py).
-# The exchange is a ReadWriteMany volume that values.yaml mounts at this path in every pod;
-# tests/classroom/test_k8s.py checks that the two agree.
+# The exchange is the ngshare service (values.yaml registers it with the hub; ngshare-values.yaml
+# installs it): each user's nbgrader talks to it with their own hub token, so who hands in what
+# comes from the hub, not from a shared volume every pod (all running as jovyan) could write.
+# ngshare_exchange finds the service through the chart's proxy-public Service
+# (PROXY_PUBLIC_SERVICE_HOST, set in every pod of the namespace).
+import ngshare_exchange
+
 c = get_config()  # noqa: F821 (traitlets provides get_config)
 c.CourseDirectory.course_id = "transformers-from-scratch"  # as autograder/course/settings.py sets it
-c.Exchange.root = "/srv/nbgrader/exchange"
+ngshare_exchange.configureExchange(c)
