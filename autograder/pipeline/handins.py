@@ -21,7 +21,8 @@ from pathlib import Path
 
 # Limits an instructor may change (nbgrader config on the hub, options of `python -m autograder collect`).
 MAX_BYTES = 64 * 1024 * 1024  # the course's largest notebook with outputs is a few MB
-MAX_FILES = 100
+MAX_FILES = 100  # files and folders
+MAX_DEPTH = 16  # folders within folders: deeper is refused, never walked (the walk recurses)
 CHUNK = 1 << 20
 KINDS = {stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a named pipe", stat.S_IFSOCK: "a socket",
          stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device"}  # fmt: skip
@@ -42,9 +43,9 @@ DEFAULT_LIMITS = HandinLimits()
 
 @dataclass
 class HandinCopy:
-    """What was copied: the number of files, their bytes, and the hand-in's time as the server saw it."""
+    """What was copied: its files and folders, their bytes, and the hand-in's time as the server saw it."""
 
-    files: int = 0
+    files: int = 0  # files and folders
     bytes: int = 0
     changed: float = 0.0  # the latest st_ctime of the folder and its entries (seconds since the epoch)
 
@@ -75,7 +76,14 @@ class _Walk:
             raise RefusedHandin(f"{where} belongs to another account (uid {info.st_uid}), not the student it names")
         self.copy.changed = max(self.copy.changed, info.st_ctime)
 
-    def folder(self, handle: int, target: Path, where: str) -> None:
+    def count(self) -> None:
+        self.copy.files += 1
+        if self.copy.files > self.limits.max_files:
+            raise RefusedHandin(f"more than {self.limits.max_files} files and folders (the limit the instructor set)")
+
+    def folder(self, handle: int, target: Path, where: str, depth: int = 0) -> None:
+        if depth > MAX_DEPTH:
+            raise RefusedHandin(f"{where}: folders nested more than {MAX_DEPTH} deep")
         target.mkdir()
         with os.scandir(handle) as entries:
             names = sorted(entry.name for entry in entries)
@@ -88,7 +96,8 @@ class _Walk:
                 child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=handle)
                 try:
                     self.check(os.fstat(child), shown, stat.S_IFDIR)
-                    self.folder(child, target / name, shown)
+                    self.count()
+                    self.folder(child, target / name, shown, depth + 1)
                 finally:
                     os.close(child)
             elif stat.S_ISREG(info.st_mode):
@@ -103,9 +112,7 @@ class _Walk:
             raise RefusedHandin(f"{where} changed while it was read ({error.strerror})") from None
         try:
             self.check(os.fstat(handle), where, stat.S_IFREG)
-            self.copy.files += 1
-            if self.copy.files > self.limits.max_files:
-                raise RefusedHandin(f"more than {self.limits.max_files} files (the limit the instructor set)")
+            self.count()
             with open(handle, "rb", closefd=False) as source, target.open("wb") as sink:
                 while chunk := source.read(CHUNK):
                     self.copy.bytes += len(chunk)

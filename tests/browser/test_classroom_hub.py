@@ -91,28 +91,24 @@ def shell(run: ClassRun, user: str, command: list[str], cwd: str = "~") -> str:
     return run.hub.run_as(user, code, timeout=900)
 
 
-@pytest.fixture(scope="module")
-def class_run(browser, artifacts: Path) -> Iterator[ClassRun]:
-    if os.geteuid() != 0:
-        pytest.skip("the classroom hub test creates system users and runs JupyterHub as root (CI runs as root)")
-    folder = artifacts / "hub"
-    folder.mkdir(parents=True, exist_ok=True)
-    users = {TEACHER: INSTRUCTORS, ADA: STUDENTS, BOB: STUDENTS, CY: STUDENTS}
+@contextmanager
+def hub_class(users: dict[str, str], folder: Path, exchange: str = "filesystem") -> Iterator[ClassRun]:
+    """Throwaway system users (name -> group) with passwords, the layout laid anew, the hub started; all gone after."""
+    teachers = [user for user, group in users.items() if group == INSTRUCTORS]
     for user in users:
         remove_user(user)
     layout, hub = fresh_layout(), None
     try:
         started = time.monotonic()
-        provision(layout, [TEACHER], refresh_course=True)
         passwords = {user: secrets.token_urlsafe(12) for user in users}
         for user, group in users.items():
             ensure_user(user, group)
             set_password(user, passwords[user])
+        provision(layout, teachers, refresh_course=True, exchange=exchange)
         provisioned = round(time.monotonic() - started, 1)
         hub = start_hub(layout, folder / "jupyterhub.log")
-        run = ClassRun(hub, passwords, folder, {"provision (environment kept)": provisioned})
+        run = ClassRun(hub, passwords, folder, {f"provision, {exchange} exchange (environments kept)": provisioned})
         run.seconds["hub start"] = round(time.monotonic() - started - provisioned, 1)
-        play_the_class(run, browser)
         yield run
     finally:
         if hub is not None:
@@ -121,17 +117,34 @@ def class_run(browser, artifacts: Path) -> Iterator[ClassRun]:
             remove_user(user)
 
 
+@pytest.fixture(scope="module")
+def class_run(browser, artifacts: Path) -> Iterator[ClassRun]:
+    if os.geteuid() != 0:
+        pytest.skip("the classroom hub test creates system users and runs JupyterHub as root (CI runs as root)")
+    folder = artifacts / "hub"
+    folder.mkdir(parents=True, exist_ok=True)
+    with hub_class({TEACHER: INSTRUCTORS, ADA: STUDENTS, BOB: STUDENTS, CY: STUDENTS}, folder) as run:
+        play_the_class(run, browser)
+        yield run
+
+
+def release_in_formgrader(run: ClassRun, page, teacher: str) -> Formgrader:
+    """The instructor logs in (their server spawns) and releases 01 in formgrader; their formgrader page."""
+    formgrader = Formgrader(page, run.hub.url, teacher)
+    with run.step(f"login and spawn: {teacher}"):
+        log_in(page, run.hub.url, teacher, run.passwords[teacher])
+    with run.step("release 01 in formgrader"):
+        formgrader.open()
+        formgrader.click(ASSIGNMENT, "release", "Successfully released")
+    return formgrader
+
+
 def play_the_class(run: ClassRun, browser) -> None:
     contexts = {user: browser.new_context(viewport={"width": 1400, "height": 900}) for user in (TEACHER, ADA, BOB)}
     pages = {user: context.new_page() for user, context in contexts.items()}
     try:
-        teacher = Formgrader(pages[TEACHER], run.hub.url, TEACHER)
-        with run.step(f"login and spawn: {TEACHER}"):
-            log_in(pages[TEACHER], run.hub.url, TEACHER, run.passwords[TEACHER])
-        with run.step("release 01 in formgrader"):
-            teacher.open()
-            teacher.click(ASSIGNMENT, "release", "Successfully released")
-            pages[TEACHER].screenshot(path=run.artifacts / "1-instructor-released.png")
+        teacher = release_in_formgrader(run, pages[TEACHER], TEACHER)
+        pages[TEACHER].screenshot(path=run.artifacts / "1-instructor-released.png")
         tabs = {user: AssignmentsTab(pages[user], run.artifacts) for user in (ADA, BOB)}
         for user in (ADA, BOB):
             with run.step(f"login and spawn: {user}"):
@@ -272,6 +285,8 @@ def test_nobody_reads_what_is_not_theirs(class_run: ClassRun) -> None:
     guessed = readable(run, BOB, str(inbound / f"{ADA}+{ASSIGNMENT}"))
     assert guessed in {"PermissionError", "FileNotFoundError"} and ada_submission.name != f"{ADA}+{ASSIGNMENT}"
     assert readable(run, BOB, f"/home/{BOB}/{ASSIGNMENT}/{ASSIGNMENT}.ipynb") == "read"  # the check can pass
+    # Nor does the hub's log (every server's output) give the name away.
+    assert ada_submission.name.rsplit("+", 1)[1] not in run.hub.log.read_text(errors="replace")
 
 
 def test_a_student_cannot_open_formgrader(class_run: ClassRun, browser) -> None:

@@ -15,8 +15,6 @@ Root only (system users, a hub running servers as them): elsewhere it skips and 
 
 import json
 import os
-import secrets
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,11 +27,16 @@ from autograder.course.deadlines import submitted_at
 from autograder.course.notebooks import reference_answers
 from autograder.course.settings import source_notebook
 from classroom.layout import COURSE_ID, INSTRUCTORS, STUDENTS
-from classroom.provision import provision
-from classroom.system_users import ensure_user, remove_user, set_password
-from tests.browser.assignments_page import AssignmentsTab, Formgrader, log_in
-from tests.browser.hub import fresh_layout, start_hub
-from tests.browser.test_classroom_hub import ClassRun, answers_notebook, open_feedback, score_shown, shell
+from tests.browser.assignments_page import AssignmentsTab, log_in
+from tests.browser.test_classroom_hub import (
+    ClassRun,
+    answers_notebook,
+    hub_class,
+    open_feedback,
+    release_in_formgrader,
+    score_shown,
+    shell,
+)
 
 pytestmark = pytest.mark.slow
 ASSIGNMENT = "01_attention"
@@ -47,29 +50,9 @@ def ngshare_run(browser, artifacts: Path) -> Iterator[ClassRun]:
         pytest.skip("the ngshare hub test creates system users and runs JupyterHub as root (CI runs as root)")
     folder = artifacts / "hub-ngshare"
     folder.mkdir(parents=True, exist_ok=True)
-    users = {TEACHER: INSTRUCTORS, ADA: STUDENTS, MAL: STUDENTS}
-    for user in users:
-        remove_user(user)
-    layout, hub = fresh_layout(), None
-    try:
-        started = time.monotonic()
-        for user, group in users.items():
-            ensure_user(user, group)
-        provision(layout, [TEACHER], refresh_course=True, exchange="ngshare")
-        passwords = {user: secrets.token_urlsafe(12) for user in users}
-        for user in users:
-            set_password(user, passwords[user])
-        provisioned = round(time.monotonic() - started, 1)
-        hub = start_hub(layout, folder / "jupyterhub.log")
-        run = ClassRun(hub, passwords, folder, {"provision with ngshare (environments kept)": provisioned})
-        run.seconds["hub and ngshare start"] = round(time.monotonic() - started - provisioned, 1)
+    with hub_class({TEACHER: INSTRUCTORS, ADA: STUDENTS, MAL: STUDENTS}, folder, exchange="ngshare") as run:
         play(run, browser)
         yield run
-    finally:
-        if hub is not None:
-            hub.stop()
-        for user in users:
-            remove_user(user)
 
 
 def play(run: ClassRun, browser) -> None:
@@ -84,12 +67,7 @@ def play(run: ClassRun, browser) -> None:
     contexts = {user: browser.new_context(viewport={"width": 1400, "height": 900}) for user in (TEACHER, ADA)}
     pages = {user: context.new_page() for user, context in contexts.items()}
     try:
-        teacher = Formgrader(pages[TEACHER], run.hub.url, TEACHER)
-        with run.step(f"login and spawn: {TEACHER}"):
-            log_in(pages[TEACHER], run.hub.url, TEACHER, run.passwords[TEACHER])
-        with run.step("release 01 in formgrader"):
-            teacher.open()
-            teacher.click(ASSIGNMENT, "release", "Successfully released")
+        teacher = release_in_formgrader(run, pages[TEACHER], TEACHER)
         tab = AssignmentsTab(pages[ADA], run.artifacts)
         with run.step(f"login, fetch: {ADA}"):
             log_in(pages[ADA], run.hub.url, ADA, run.passwords[ADA])

@@ -46,7 +46,7 @@ def test_a_plain_hand_in_is_copied_with_the_server_s_time(tmp_path: Path) -> Non
     before = time.time()
     copied = copy_handin(source, tmp_path / "out")
     assert (tmp_path / "out" / "extra" / "notes.txt").read_text() == "mine"
-    assert (copied.files, copied.bytes) == (4, 13 + 30 + 128 + 4)
+    assert (copied.files, copied.bytes) == (5, 13 + 30 + 128 + 4)  # four files and a folder
     assert abs(copied.changed - before) < 5, "the hand-in's time is its change time, not the claimed 2020"
 
 
@@ -111,11 +111,22 @@ def test_the_instructor_s_limits_refuse_too_many_files_or_bytes(tmp_path: Path) 
     source = handin(tmp_path / "in", notebook="x" * 5000)
     for index in range(3):
         (source / f"f{index}").write_text("")
-    with pytest.raises(RefusedHandin, match="more than 5 files"):
+    with pytest.raises(RefusedHandin, match="more than 5 files and folders"):
         copy_handin(source, tmp_path / "a", limits=HandinLimits(max_files=5))
     with pytest.raises(RefusedHandin, match="more than 4,000 bytes"):
         copy_handin(source, tmp_path / "b", limits=HandinLimits(max_bytes=4000))
     copy_handin(source, tmp_path / "c", limits=HandinLimits(max_bytes=6000, max_files=6))
+
+
+def test_folders_nested_too_deep_are_refused_not_walked(tmp_path: Path) -> None:
+    source = handin(tmp_path / "in")
+    deep = source.joinpath(*["d"] * (handins.MAX_DEPTH + 2))
+    deep.mkdir(parents=True)
+    with pytest.raises(RefusedHandin, match="nested more than"):
+        copy_handin(source, tmp_path / "out", limits=HandinLimits(max_files=1000))
+    shallow = handin(tmp_path / "shallow")
+    shallow.joinpath(*["d"] * handins.MAX_DEPTH).mkdir(parents=True)
+    assert copy_handin(shallow, tmp_path / "ok").files == 3 + handins.MAX_DEPTH  # as deep as allowed: copied
 
 
 def test_an_lms_download_with_a_link_or_an_oversized_file_collects_the_rest(
