@@ -4,9 +4,10 @@
 its UTC offset (``2026-12-07T23:59:00+08:00``), or empty for no deadline. ``grade`` writes each
 due date into the gradebook (nbgrader's ``Assignment.duedate``) and each submission's time into
 its ``Submission.timestamp``, so nbgrader's own tools agree; ``export`` gives ``submitted``,
-``due`` and ``late by`` columns. nbgrader takes a submission's time from the ``timestamp.txt``
-that ``nbgrader submit`` writes (the hub's exchange); an LMS upload has none, and its lateness
-is the LMS's to show.
+``due`` and ``late by`` columns. A submission's time is its ``timestamp.txt``, which the
+course's collect from the hub's exchange writes with the server's time of the hand-in
+(:mod:`autograder.pipeline.exchange_collect`; ngshare stamps its own); an LMS upload has none,
+and its lateness is the LMS's to show.
 """
 
 import csv

@@ -6,7 +6,7 @@ the points went (and a ``<notebook>:<test> why`` column, why a test lost its poi
 failure, the time limit it ran into, the clean re-run's verdict), and the written answers'
 manual scores come from the gradebook. The
 ``submitted``, ``due`` and ``late by`` columns say when nbgrader received the submission (its
-``timestamp.txt``, which the hub's exchange writes), its notebook's due date (``due_dates.csv``)
+``timestamp.txt``: the server's time, which collect writes), its notebook's due date (``due_dates.csv``)
 and how late it was (``seconds late`` for sorting); nbgrader's late-submission penalty is left at
 zero: lateness is marked, and the instructor decides. The
 ``extra_credit`` column holds the points of the optional exercises' tests (grade ids
