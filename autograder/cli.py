@@ -26,10 +26,10 @@ from autograder.launch.sandbox import bwrap_available
 from autograder.pipeline import collect, export, feedback, grade, profile, report, sanitize
 from autograder.pipeline.handins import MAX_BYTES, HandinLimits
 from autograder.pipeline.results import Status, SubmissionResult
-from autograder.pipeline.similarity import compare as similarity
-from autograder.pipeline.similarity import page as similarity_page
-from autograder.pipeline.similarity.answers import release_code
-from autograder.pipeline.similarity.fingerprints import boilerplate_hashes
+from autograder.similarity import compare as similarity
+from autograder.similarity import page as similarity_page
+from autograder.similarity.answers import release_code
+from autograder.similarity.fingerprints import boilerplate_hashes
 
 
 def dask_executor(address: str) -> Executor:

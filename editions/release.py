@@ -27,10 +27,8 @@ import nbformat
 from nbformat import NotebookNode
 
 from autograder.course import settings
-from autograder.course.notebooks import is_student_cell
+from autograder.course.notebooks import EDITION_KEY, is_student_cell
 from editions.translations import Translation, english_hash, load
-
-EDITION_KEY = "tfcourse"
 
 
 def release_directory(language: str) -> str:
@@ -39,11 +37,6 @@ def release_directory(language: str) -> str:
 
 def release_notebook(language: str, assignment: str, root: Path = settings.REPO_ROOT) -> Path:
     return root / release_directory(language) / assignment / f"{assignment}.ipynb"
-
-
-def edition(notebook: NotebookNode) -> str:
-    """The language a notebook's prose is in: ``en`` unless its metadata names an edition."""
-    return notebook.get("metadata", {}).get(EDITION_KEY, {}).get("edition", "en")
 
 
 def current(translations: dict[str, Translation], cell_id: str, english: str) -> str | None:

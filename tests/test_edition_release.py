@@ -3,9 +3,9 @@
 import nbformat
 
 from autograder.course import settings
-from autograder.course.notebooks import is_student_cell
+from autograder.course.notebooks import edition, is_student_cell
 from editions import checks
-from editions.release import edition, release_notebook, serialised, translate, translated_release
+from editions.release import release_notebook, serialised, translate, translated_release
 from tests.support.editions import LANGUAGE, SAMPLE_ASSIGNMENT, translations_with_sample
 from tests.support.notebooks import read
 

@@ -21,11 +21,19 @@ HIDDEN_TESTS = re.compile(
 # counts the points of these tests on top of full marks: ``export`` leaves them out of each maximum
 # (``autograded_max``, the LMS files' points possible) and adds them to the totals and an ``extra_credit`` column.
 EXTRA_CREDIT_PREFIX = "extra_credit_"
+# A translated release records its language in the notebook's metadata (``{"tfcourse": {"edition": "zh"}}``,
+# written by ``editions``); the grader reads it to speak the student's language, and imports nothing of editions.
+EDITION_KEY = "tfcourse"
 
 
 def is_extra_credit(grade_id: str | None) -> bool:
     """True for a cell of an optional exercise, whose points come on top of full marks."""
     return bool(grade_id) and grade_id.startswith(EXTRA_CREDIT_PREFIX)
+
+
+def edition(notebook: NotebookNode) -> str:
+    """The language a notebook's prose is in: ``en`` unless its metadata names an edition."""
+    return notebook.get("metadata", {}).get(EDITION_KEY, {}).get("edition", "en")
 
 
 def nbgrader_meta(cell: NotebookNode) -> dict:

@@ -55,7 +55,7 @@ from autograder.pipeline.feedback import feedback_state, load_releases
 from autograder.pipeline.gradebook import grade_cells
 from autograder.pipeline.refusals import Refusal, refusals_by_submission
 from autograder.pipeline.results import Status, SubmissionResult, load_results
-from autograder.pipeline.similarity.compare import closest_matches
+from autograder.similarity.compare import closest_matches
 
 FORMATS = ("csv", CANVAS, MOODLE)
 CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]

@@ -35,7 +35,7 @@ from nbformat import NotebookNode  # noqa: E402
 from nbformat.v4 import new_markdown_cell, new_notebook  # noqa: E402
 
 from autograder.course.course import Course  # noqa: E402
-from autograder.course.notebooks import HIDDEN_TESTS, grade_id, is_graded_test_cell  # noqa: E402
+from autograder.course.notebooks import HIDDEN_TESTS, edition, grade_id, is_graded_test_cell  # noqa: E402
 from autograder.course.paths import SUBMISSION_MARKS  # noqa: E402
 from autograder.course.settings import RELEASE_DIRECTORY, SOURCE_DIRECTORY  # noqa: E402
 from autograder.pipeline.feedback_text import WORDS, words  # noqa: E402
@@ -192,7 +192,7 @@ def feedback_html(result: SubmissionResult, notebook_name: str, course: Course, 
     release = nbformat.read(course.release_folder(result.assignment) / f"{notebook_name}.ipynb", 4)
     path = autograded / f"{notebook_name}.ipynb"
     notebook = student_view(nbformat.read(path, 4), release, secrets) if path.exists() else new_notebook()
-    notebook.cells.insert(0, summary_cell(result, notebook_name, secrets, words(notebook)))
+    notebook.cells.insert(0, summary_cell(result, notebook_name, secrets, words(edition(notebook))))
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
             cell.source = render_maths(cell.source)

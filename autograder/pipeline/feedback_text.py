@@ -1,12 +1,10 @@
 """The words of the feedback page's summary, in the language of the edition the student worked in.
 
 A submission of the Chinese edition (``notebooks_zh/``, whose metadata names its edition, see
-:func:`editions.release.edition`) gets its summary in Chinese; its own Markdown cells are already
+:func:`autograder.course.notebooks.edition`) gets its summary in Chinese; its own Markdown cells are already
 Chinese, since nbgrader restores only locked and graded cells and the course's prose cells are
 neither.
 """
-
-from editions.release import edition
 
 WORDS = {
     "en": {
@@ -36,6 +34,6 @@ WORDS = {
 }
 
 
-def words(notebook) -> dict:
-    """The summary's words for the edition ``notebook`` belongs to (English for an unknown one)."""
-    return WORDS.get(edition(notebook), WORDS["en"])
+def words(language: str) -> dict:
+    """The summary's words in ``language`` (English for one the page does not speak)."""
+    return WORDS.get(language, WORDS["en"])

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from autograder.cli import main
-from autograder.pipeline.similarity import scores
-from autograder.pipeline.similarity.canonical import helpers_of
-from autograder.pipeline.similarity.compare import closest_matches, compare_assignment
-from autograder.pipeline.similarity.fingerprints import fingerprint, normalise, structure
+from autograder.similarity import scores
+from autograder.similarity.canonical import helpers_of
+from autograder.similarity.compare import closest_matches, compare_assignment
+from autograder.similarity.fingerprints import fingerprint, normalise, structure
 from tests.support.course import ThrowawayCourse
 from tests.support.similarity_class import build_class, hand_in
 

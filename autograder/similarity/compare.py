@@ -20,8 +20,8 @@ import nbformat
 import numpy as np
 
 from autograder.course.course import Course
-from autograder.pipeline.similarity import scores
-from autograder.pipeline.similarity.answers import (
+from autograder.similarity import scores
+from autograder.similarity.answers import (
     ADDED,
     ClassWork,
     exercises,
@@ -29,8 +29,8 @@ from autograder.pipeline.similarity.answers import (
     reference_solutions,
     release_code,
 )
-from autograder.pipeline.similarity.canonical import helpers_of
-from autograder.pipeline.similarity.fingerprints import boilerplate_hashes, fingerprint
+from autograder.similarity.canonical import helpers_of
+from autograder.similarity.fingerprints import boilerplate_hashes, fingerprint
 
 RESULTS_FILE = "similarity.json"  # in the grading folder
 LISTED_Z = 3.5  # notebook z from which a pair is listed (calibrated on independent pairs: see the README)

@@ -7,9 +7,9 @@ is html-escaped (it is hostile input). The page ranks; it never decides.
 import html
 from pathlib import Path
 
-from autograder.pipeline.similarity.answers import ClassWork
-from autograder.pipeline.similarity.compare import LISTED_Z, TOP_LISTED, AssignmentSimilarity, Pair
-from autograder.pipeline.similarity.fingerprints import fingerprint, matched_spans
+from autograder.similarity.answers import ClassWork
+from autograder.similarity.compare import LISTED_Z, TOP_LISTED, AssignmentSimilarity, Pair
+from autograder.similarity.fingerprints import fingerprint, matched_spans
 
 SIDE_BY_SIDE = 50  # listed pairs per notebook shown side by side (each re-fingerprints its two answers)
 STYLE = (

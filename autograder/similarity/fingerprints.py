@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from copydetect.utils import find_fingerprint_overlap, get_copied_slices, winnow
 
-from autograder.pipeline.similarity.canonical import Helpers, canonical
+from autograder.similarity.canonical import Helpers, canonical
 
 K = 15  # characters of normalised code per hash: shorter runs are noise
 WINDOW = 3  # winnowing window: a shared run of K + WINDOW - 1 = 17 characters is always caught

@@ -1,0 +1,60 @@
+"""The packages' floors: each imports only from the floors below it, and grading holds only grading's steps.
+
+From the ground up: ``tfcourse`` (the students' helper package) imports nothing of the course's tools;
+``autograder`` (grading, and beside it the similarity report) imports neither the editions, the reader
+edition nor the hub; ``editions`` and ``book`` sit above it. Read from the source's import statements, so
+an import inside a function counts too.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from autograder.course.settings import REPO_ROOT
+
+PACKAGES = ["tfcourse", "autograder", "editions", "book", "classroom"]
+# What each package may not import: everything on a floor above it.
+FORBIDDEN = {
+    "tfcourse": {"autograder", "editions", "book", "classroom"},
+    "autograder": {"editions", "book", "classroom"},
+    "editions": {"book", "classroom"},
+}
+
+
+def imported_packages(path: Path) -> set[str]:
+    """The top-level names of every module ``path`` imports (relative imports are the package's own)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_a_package_imports_nothing_from_a_floor_above_it(package):
+    offending = {
+        str(path.relative_to(REPO_ROOT)): sorted(imported_packages(path) & FORBIDDEN[package])
+        for path in sorted((REPO_ROOT / package).rglob("*.py"))
+    }
+    offending = {path: names for path, names in offending.items() if names}
+    assert not offending, f"{package} imports from a floor above it: {offending}"
+
+
+def test_the_similarity_report_sits_beside_the_grading_pipeline_not_in_it():
+    assert (REPO_ROOT / "autograder" / "similarity" / "compare.py").is_file()
+    pipeline = REPO_ROOT / "autograder" / "pipeline"
+    assert not (pipeline / "similarity").exists(), "the similarity report is an instructor's tool, not a grading step"
+    for path in sorted(pipeline.rglob("*.py")):
+        source = path.read_text()
+        assert "similarity import" not in source.replace("autograder.similarity.compare import closest_matches", ""), (
+            f"{path.name}: grading's steps do not run the similarity report (export only reads its closest matches)"
+        )
+
+
+def test_the_check_sees_an_import_inside_a_function(tmp_path):
+    module = tmp_path / "module.py"
+    module.write_text("def feedback():\n    from editions.release import translate\n    import book.build\n")
+    assert imported_packages(module) == {"editions", "book"}
