@@ -10,7 +10,9 @@ Notebooks are read as plain JSON, without nbformat's schema validation, which wo
 of the time of a class's comparison; a file that is not a notebook is reported, not compared.
 """
 
+import ast
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from nbformat import NotebookNode
 from autograder.course.course import Course
 from autograder.course.notebooks import SOLUTION_MARKER, cell_key, grade_id, is_answer_cell
 
+MAGIC_LINE = re.compile(r"^[ \t]*[%!].*$", re.M)  # an IPython line, which does not parse
 ADDED = "added cells"  # the part of a notebook the student added, beside the answer cells
 
 
@@ -47,6 +50,15 @@ def exercises(release: NotebookNode) -> list[str]:
 def release_code(release: NotebookNode) -> str:
     """All code the release hands out, answer cells' stubs included: no student wrote any of it."""
     return "\n".join(source_text(cell) for cell in release.cells if cell.get("cell_type") == "code")
+
+
+def release_names(release: NotebookNode) -> frozenset[str]:
+    """The functions and classes the release's code defines or asks for (an answer's are never dead code)."""
+    names = set()
+    for node in ast.walk(ast.parse(MAGIC_LINE.sub("", release_code(release)))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+    return frozenset(names)
 
 
 def reference_solutions(source: NotebookNode) -> dict[str, str]:

@@ -23,8 +23,12 @@ evaluated, which a copy does not change either; it only removes choices a copier
 
 import ast
 import copy
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+
+from autograder.similarity.deadcode import strip
+from autograder.similarity.spellings import SIGNATURES, respell
 
 Helpers = dict[str, ast.FunctionDef]
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -37,23 +41,34 @@ def parse(code: str) -> ast.Module | None:
         return None
 
 
-def canonical(code: str, helpers: Helpers | None = None, key: Callable[[str], str] = str) -> str:
+def canonical(
+    code: str,
+    helpers: Helpers | None = None,
+    key: Callable[[str], str] = str,
+    keep: Iterable[str] | None = None,
+    elsewhere: str = "",
+) -> str:
     """``code`` re-printed in canonical form (see the module); unchanged when it does not parse.
 
-    ``helpers`` are one-expression helpers defined elsewhere in the notebook (:func:`helpers_of` of the
-    added cells); ``key`` maps a statement's text to what orders free statements (the normalised text).
+    ``helpers`` are helpers defined elsewhere in the notebook (:func:`helpers_of` of the added
+    cells); ``key`` maps a statement's text to what orders free statements (the normalised text);
+    ``keep`` the functions the release asks for (others nothing calls are dead code, ``elsewhere``
+    being the notebook's other code that may call them; None keeps every function).
     """
     tree = parse(code)
     if tree is None:
         return code
     try:
+        tree = strip(respell(tree), keep, elsewhere)
         # The lists of statements stay the same lists through every step (each edits them in place).
         found = survey(tree, drop_docstrings=True)
         for scope in found.scopes:
             fold_temporaries(scope)
         if inline_helpers(tree, {**(helpers or {}), **local_helpers(tree)}, found.called):
+            strip(tree)
+            found = survey(tree)
             for scope in found.scopes:
-                fold_temporaries(survey(scope.function).scopes[0])
+                fold_temporaries(scope)
         order_free_statements(found.blocks, key)
         return ast.unparse(tree)
     except (RecursionError, ValueError, TypeError, AttributeError):  # a tree too deep or too odd to re-print
@@ -61,12 +76,16 @@ def canonical(code: str, helpers: Helpers | None = None, key: Callable[[str], st
 
 
 def helpers_of(code: str) -> Helpers:
-    """The one-expression helper functions ``code`` defines at its top level (for the other cells)."""
+    """The helper functions ``code`` defines at its top level (for the other cells), in canonical form."""
     tree = parse(code)
     if tree is None:
         return {}
-    for scope in survey(tree, drop_docstrings=True).scopes:
-        fold_temporaries(scope)
+    try:
+        tree = strip(respell(tree))
+        for scope in survey(tree, drop_docstrings=True).scopes:
+            fold_temporaries(scope)
+    except (RecursionError, ValueError, TypeError, AttributeError):
+        return {}
     return local_helpers(tree)
 
 
@@ -180,19 +199,25 @@ def survey(root: ast.AST, drop_docstrings: bool = False) -> Survey:
 
 
 def local_helpers(tree: ast.Module) -> Helpers:
-    """Top-level functions of ``tree`` whose body is one ``return`` expression and that take plain parameters."""
-    found = {}
-    for node in tree.body:
-        if (
-            isinstance(node, ast.FunctionDef)
-            and len(node.body) == 1
-            and isinstance(node.body[0], ast.Return)
-            and node.body[0].value is not None
-            and not node.decorator_list
-            and not (node.args.vararg or node.args.kwarg or node.args.kwonlyargs or node.args.posonlyargs)
-        ):
-            found[node.name] = node
-    return found
+    """Top-level functions of ``tree`` that :func:`inlinable` allows, by name."""
+    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef) and inlinable(node)}
+
+
+def inlinable(function: ast.FunctionDef) -> bool:
+    """Plain parameters, no decorator, and a body that ends in its only ``return`` of a value.
+
+    Nothing in the body returns, yields or binds names outside it (``global``, a nested function or class).
+    """
+    last = function.body[-1]
+    if function.decorator_list or not (isinstance(last, ast.Return) and last.value is not None):
+        return False
+    arguments = function.args
+    if arguments.vararg or arguments.kwarg or arguments.kwonlyargs or arguments.posonlyargs:
+        return False
+    barred = ast.Return | ast.Yield | ast.YieldFrom | ast.Global | ast.Nonlocal | ast.ClassDef | Function
+    return not any(isinstance(n, barred) for s in function.body[:-1] for n in walk(s)) and not any(
+        isinstance(n, barred) for n in walk(last.value)
+    )
 
 
 def arguments(helper: ast.FunctionDef, call: ast.Call) -> dict[str, ast.expr] | None:
@@ -248,21 +273,109 @@ class Inliner(ast.NodeTransformer):
 def inline_helpers(tree: ast.Module, helpers: Helpers, called: set[str]) -> bool:
     """Inline ``helpers`` wherever called, dropping a local helper's ``def`` once every call is; whether any was.
 
-    ``called``: the names ``tree`` calls. A helper calling another is inlined with the other already
-    inlined into it (one level).
+    ``called``: the names ``tree`` calls. A one-``return`` helper becomes an expression where it is
+    called; a longer one's statements go before the statement that calls it (:class:`Expander`). A
+    one-``return`` helper calling another is inlined with the other already inlined into it (one level).
     """
     helpers = {name: helper for name, helper in helpers.items() if name in called}
     if not helpers:
         return False
+    short = {name: helper for name, helper in helpers.items() if len(helper.body) == 1}
     ready = {
-        name: Inliner({n: h for n, h in helpers.items() if n != name}).visit(copy.deepcopy(helper))
+        name: Inliner({n: h for n, h in short.items() if n != name}).visit(copy.deepcopy(helper))
         for name, helper in helpers.items()
     }
-    inliner = Inliner(ready)
+    inliner = Inliner({name: helper for name, helper in ready.items() if len(helper.body) == 1})
+    expander = Expander({name: helper for name, helper in ready.items() if len(helper.body) > 1})
     own = {id(helper) for helper in helpers.values()}  # this cell's helper definitions (not the added cells')
-    body = [statement if id(statement) in own else inliner.visit(statement) for statement in tree.body]
-    tree.body[:] = [s for s in body if id(s) not in own or s.name in inliner.missed] or [ast.Pass()]
+    for statement in tree.body:
+        if id(statement) not in own:
+            inliner.visit(statement)
+            for node in walk(statement):
+                for block in statement_lists(node):
+                    expander.expand(block)
+    expander.expand(tree.body, skip=own)
+    missed = inliner.missed | expander.missed
+    tree.body[:] = [s for s in tree.body if id(s) not in own or s.name in missed] or [ast.Pass()]
     return True
+
+
+class Rename(ast.NodeTransformer):
+    """Names renamed, read or written."""
+
+    def __init__(self, names: dict[str, str]):
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        node.id = self.names.get(node.id, node.id)
+        return node
+
+
+class Replace(ast.NodeTransformer):
+    """One node (by identity) replaced by another."""
+
+    def __init__(self, old: ast.AST, new: ast.AST):
+        self.old, self.new = old, new
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        return self.new if node is self.old else super().visit(node)
+
+
+SIMPLE = ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Return | ast.Expr
+LAZY = ast.Lambda | ast.IfExp | ast.BoolOp | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
+
+
+class Expander:
+    """Calls of multi-statement helpers inlined: the helper's statements, its parameters bound to the call's
+    arguments (``param = arg``, folded later), go before the calling statement, and its returned
+    expression replaces the call. Its names are renamed apart (``name_1``); only calls that a simple
+    statement evaluates for sure (not in a lambda, comprehension, ``and``/``or`` or ``x if c else y``).
+    """
+
+    def __init__(self, helpers: Helpers):
+        self.helpers = helpers
+        self.missed: set[str] = set()
+        self.count = itertools.count(1)
+
+    def calls(self, statement: ast.stmt) -> list[ast.Call]:
+        found, pending = [], [statement]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, LAZY):
+                continue
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.helpers:
+                found.append(node)
+            pending += children(node)
+        return found
+
+    def expand(self, block: list[ast.stmt], skip: set[int] = frozenset()) -> None:
+        if not self.helpers:
+            return
+        index = 0
+        while index < len(block):
+            statement = block[index]
+            calls = self.calls(statement) if isinstance(statement, SIMPLE) and id(statement) not in skip else []
+            inlined = next((done for call in calls if (done := self.inline(call, statement))), None)
+            if inlined is None:
+                index += 1
+                continue
+            block[index : index + 1] = [*inlined[0], inlined[1]]
+
+    def inline(self, call: ast.Call, statement: ast.stmt) -> tuple[list[ast.stmt], ast.stmt] | None:
+        """The statements to put before ``statement`` and the statement with ``call`` replaced; None if it cannot be."""
+        helper = self.helpers[call.func.id]
+        bound = arguments(helper, call)
+        if bound is None:
+            self.missed.add(helper.name)
+            return None
+        suffix = next(self.count)
+        local = {a.arg for a in helper.args.args} | {
+            n.id for s in helper.body for n in walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        names = {name: f"{name}_{suffix}" for name in local}
+        body = [Rename(names).visit(copy.deepcopy(s)) for s in helper.body]
+        prelude = [ast.Assign([ast.Name(names[name], ast.Store())], value) for name, value in bound.items()]
+        return [*prelude, *body[:-1]], Replace(call, body[-1].value).visit(statement)
 
 
 def dotted(node: ast.expr) -> str:
@@ -308,32 +421,60 @@ def conflict(first: tuple[set[str], set[str], set[str]], second: tuple[set[str],
     )
 
 
-def fold_temporaries(scope: Scope) -> bool:
-    """Fold each single-use temporary of the scope's function into its use (see the module); whether one was.
+PURE_CALLS = frozenset(SIGNATURES) | {
+    "cat", "stack", "where", "view", "reshape", "contiguous", "permute", "expand", "expand_as", "float", "int",
+    "len", "sqrt", "ones", "zeros", "arange", "full", "full_like", "ones_like", "zeros_like", "finfo", "size",
+}  # fmt: skip
 
-    The candidates are the names stored once and read once, outside nested scopes (:func:`survey`
-    counted them); folding one moves its expression without changing any other name's counts,
-    so they stay candidates. A function is folded before the functions inside it.
+
+MUTABLE = ast.List | ast.Dict | ast.Set | ast.ListComp | ast.DictComp | ast.SetComp | ast.GeneratorExp
+
+
+def pure(expression: ast.expr) -> bool:
+    """Whether evaluating ``expression`` twice gives the same and changes nothing: only calls of :data:`PURE_CALLS`."""
+    for node in walk(expression):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name not in PURE_CALLS:
+                return False
+        elif isinstance(node, MUTABLE | ast.Await | ast.Yield | ast.YieldFrom | ast.NamedExpr | ast.Lambda):
+            return False  # a new list is not the same list twice
+    return True
+
+
+def fold_temporaries(scope: Scope) -> bool:
+    """Fold each temporary of the scope's function into its uses (see the module); whether one was.
+
+    The candidates are the names stored once, outside nested scopes (:func:`survey` counted them),
+    and read once, or more often when their value is :func:`pure`; folding one moves its
+    expression without changing any other name's counts, so they stay candidates. A function is
+    folded before the functions inside it.
     """
-    candidates = {name for name, count in scope.loads.items() if count == 1 and scope.stores.get(name) == 1}
+    candidates = {name: count for name, count in scope.loads.items() if scope.stores.get(name) == 1}
     folded = False
     while candidates and (name := fold_one(scope.bodies, candidates, scope.hidden)):
-        candidates.discard(name)
+        del candidates[name]
         folded = True
     return folded
 
 
-def fold_one(bodies: list[list[ast.stmt]], candidates: set[str], hidden: set[int]) -> str | None:
-    """Fold the first candidate that can be folded; its name, or None.
+def fold_one(bodies: list[list[ast.stmt]], candidates: dict[str, int], hidden: set[int]) -> str | None:
+    """Fold the first candidate that can be folded into all its reads; its name, or None.
+
+    ``candidates``: name -> how often the function reads it.
 
     What each statement names and writes is found once per call (nothing changes until the fold).
     """
-    named: dict[int, set[str]] = {}  # id(statement) -> the names in it, outside nested scopes
+    named: dict[int, dict[str, int]] = {}  # id(statement) -> how often it reads each name, outside nested scopes
     effects: dict[int, tuple[set[str], set[str], set[str]]] = {}  # id(statement) -> reads_and_writes
 
-    def names_in(statement: ast.stmt) -> set[str]:
+    def names_in(statement: ast.stmt) -> dict[str, int]:
         if id(statement) not in named:
-            named[id(statement)] = {n.id for n in walk(statement) if isinstance(n, ast.Name) and id(n) not in hidden}
+            counts: dict[str, int] = {}
+            for n in walk(statement):
+                if isinstance(n, ast.Name) and id(n) not in hidden:
+                    counts[n.id] = counts.get(n.id, 0) + 1
+            named[id(statement)] = counts
         return named[id(statement)]
 
     def effects_of(statement: ast.stmt) -> tuple[set[str], set[str], set[str]]:
@@ -351,21 +492,43 @@ def fold_one(bodies: list[list[ast.stmt]], candidates: set[str], hidden: set[int
             ):
                 continue
             name = statement.targets[0].id
-            read = effects_of(statement)[0]
-            for later in range(index + 1, len(body)):
-                used = name in names_in(body[later])
-                compound = not isinstance(
-                    body[later], ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Return | ast.Expr
-                )
-                if not used or compound:  # a loop's target, a with's name, or a statement in between
-                    _, written, partial = effects_of(body[later])
-                    if (written | partial) & read:
-                        break
-                if used:
+            wanted = candidates[name]
+            if wanted > 1 and not pure(statement.value):
+                continue
+            if uses := later_uses(body, index, name, wanted, names_in, effects_of):
+                for later in uses:
                     body[later] = Substitute({name: statement.value}).visit(body[later])
-                    del body[index]
-                    return name
+                del body[index]
+                return name
     return None
+
+
+def later_uses(
+    body: list[ast.stmt],
+    index: int,
+    name: str,
+    wanted: int,
+    names_in: Callable[[ast.stmt], dict[str, int]],
+    effects_of: Callable[[ast.stmt], tuple[set[str], set[str], set[str]]],
+) -> list[int]:
+    """The indices of the statements after ``body[index]`` that hold all ``wanted`` reads of ``name``; [] when
+    something before the last read writes what the assignment reads (or they are not all there)."""
+    read = effects_of(body[index])[0]
+    found, uses = 0, []
+    for later in range(index + 1, len(body)):
+        count = names_in(body[later]).get(name, 0)
+        found += count
+        simple = isinstance(body[later], ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Return | ast.Expr)
+        last = found >= wanted
+        if count:
+            uses.append(later)
+        if not (count and simple and last):  # a loop's target, a with's name, or a statement in between
+            _, written, partial = effects_of(body[later])
+            if (written | partial) & read:
+                return []
+        if last:
+            return uses if found == wanted else []
+    return []
 
 
 def order_free_statements(blocks: list[list[ast.stmt]], key: Callable[[str], str]) -> None:

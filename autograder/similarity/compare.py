@@ -28,9 +28,10 @@ from autograder.similarity.answers import (
     read_class,
     reference_solutions,
     release_code,
+    release_names,
 )
 from autograder.similarity.canonical import helpers_of
-from autograder.similarity.fingerprints import boilerplate_hashes, fingerprint
+from autograder.similarity.fingerprints import Context, boilerplate_hashes, fingerprint
 
 RESULTS_FILE = "similarity.json"  # in the grading folder
 LISTED_Z = 3.5  # notebook z from which a pair is listed (calibrated on independent pairs: see the README)
@@ -134,19 +135,22 @@ def _hash_sets(indices: range) -> list[dict[str, frozenset[int]]]:
     Short answers often are (the natural one-liner, the reference pasted), and so is the stub of an
     untouched answer; the canonical form (:mod:`.canonical`) is most of an answer's cost.
     """
-    work, parts, boilerplate = _FORKED["work"], _FORKED["parts"], _FORKED["boilerplate"]
+    work, parts, boilerplate, keep = _FORKED["work"], _FORKED["parts"], _FORKED["boilerplate"], _FORKED["keep"]
     found = []
-    seen: dict[tuple[str, str], frozenset[int]] = {}
+    seen: dict[tuple[str, str, str], frozenset[int]] = {}
     for i in indices:
         answers = work.submissions[i].answers
         added = answers.get(ADDED, "")
         helpers = helpers_of(added)  # the added cells' helper functions, inlined into the answers
-        context = added if helpers else ""
         sets = {}
         for part in parts:
-            key = (answers.get(part, ""), context)
+            code = answers.get(part, "")
+            # The student's other code, where a function this answer defines may be called (only what may matter).
+            elsewhere = "\n".join(answers.get(other, "") for other in answers if other != part)
+            key = (code, added if helpers else "", elsewhere if "def " in code else "")
             if key not in seen:
-                seen[key] = frozenset(fingerprint(key[0], boilerplate, helpers).positions)
+                context = Context(keep, elsewhere)
+                seen[key] = frozenset(fingerprint(code, boilerplate, helpers, context=context).positions)
             sets[part] = seen[key]
         found.append(sets)
     return found
@@ -158,7 +162,7 @@ def hash_sets(work: ClassWork, parts: list[str], boilerplate: frozenset[int], jo
     Forked, so that the workers find the answers in memory instead of pickled.
     """
     count = len(work.submissions)
-    _FORKED.update(work=work, parts=parts, boilerplate=boilerplate)
+    _FORKED.update(work=work, parts=parts, boilerplate=boilerplate, keep=release_names(work.release))
     if jobs <= 1 or count < 100 or "fork" not in multiprocessing.get_all_start_methods():
         return _hash_sets(range(count))
     step = -(-count // jobs)

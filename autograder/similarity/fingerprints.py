@@ -3,7 +3,8 @@
 Normalising keeps what a copier cannot change without changing what the code does and drops
 what they can: comments, blank lines, spacing, IPython magics, trailing commas and grouping
 parentheses go; every string becomes ``S``; names become ``V0, V1, ...`` in order of appearance
-within each logical line, except keywords, builtins and attribute names (``torch.ones(...).tril()``
+within each logical line, except keywords, builtins, attribute names and a call's keyword names
+(``torch.ones(...).tril()``
 reads ``V0.ones(...).tril()``). So a renamed variable does not show, but a library call does,
 and so does which variable goes where (``f(x, mem, mem)`` is not ``f(x, x, x)``). copydetect's own
 filter maps attribute names to ``V`` too, which makes ``.tril()`` and ``.triu()`` the same
@@ -76,6 +77,7 @@ def normalise(code: str) -> Normalised:
     previous, previous_kind, length, statement_start = "", "", 0, 0
     brackets: list[str] = []  # open brackets; "" for a grouping parenthesis, left out of the text
     numbered: dict[str, str] = {}  # the current line's names, V0, V1, ... in order of appearance
+    first_piece = 0  # the current line's first piece (``def``: its parentheses hold parameters, not keywords)
     code = MAGIC.sub(lambda line: " " * len(line.group()), code)  # blanked, so the offsets still hold
     for match in TOKEN.finditer(code):
         kind, token = match.lastgroup, match.group()
@@ -87,12 +89,13 @@ def normalise(code: str) -> Normalised:
                 starts.append(match.start())
                 ends.append(match.end())
                 length += 1
-                statement_start, numbered = length, {}
+                statement_start, numbered, first_piece = length, {}, len(pieces)
             continue
         if kind == "string":
             piece = "S"
         elif kind == "name":
-            kept = previous == "." or token in KEPT_NAMES
+            in_call = brackets[-1:] == ["("] and pieces[first_piece : first_piece + 1] not in (["def"], [" def"])
+            kept = previous == "." or token in KEPT_NAMES or (in_call and is_keyword(code, match.end()))
             piece = token if kept else numbered.setdefault(token, f"V{len(numbered)}")
         else:
             piece = token
@@ -126,6 +129,17 @@ def normalise(code: str) -> Normalised:
     if length > statement_start:
         statements.append((statement_start, length))
     return Normalised("".join(pieces), offsets, starts, ends, statements)
+
+
+KEYWORD_ARGUMENT = re.compile(r"[ \t]*=(?!=)")
+
+
+def is_keyword(code: str, end: int) -> bool:
+    """Whether the name that ends at ``end`` inside a call's parentheses is a keyword argument's (``dim=``).
+
+    A keyword is the parameter's name, part of the library's interface like an attribute's: kept.
+    """
+    return KEYWORD_ARGUMENT.match(code, end) is not None
 
 
 @dataclass(frozen=True)
@@ -226,14 +240,29 @@ def order_key(statement: str) -> str:
     return ORDER_TOKEN.sub(replace, statement)
 
 
-def structure(code: str, helpers: Helpers | None = None) -> str:
+@dataclass(frozen=True)
+class Context:
+    """What the rest of the notebook says about an answer: the functions the release asks for (``keep``),
+    and the student's other code (``elsewhere``), where a function the answer defines may be called."""
+
+    keep: frozenset[str]
+    elsewhere: str = ""
+
+
+def structure(code: str, helpers: Helpers | None = None, context: Context | None = None) -> str:
     """``code`` in the canonical form of :mod:`.canonical`, free statements ordered by :func:`order_key`."""
     code = MAGIC.sub("", code)  # IPython lines do not parse
-    return canonical(code, helpers, key=order_key)
+    if context is None:
+        return canonical(code, helpers, key=order_key)
+    return canonical(code, helpers, key=order_key, keep=context.keep, elsewhere=context.elsewhere)
 
 
 def fingerprint(
-    code: str, boilerplate: frozenset[int] = frozenset(), helpers: Helpers | None = None, structural: bool = True
+    code: str,
+    boilerplate: frozenset[int] = frozenset(),
+    helpers: Helpers | None = None,
+    structural: bool = True,
+    context: Context | None = None,
 ) -> Fingerprint:
     """The fingerprint of ``code`` without the hashes in ``boilerplate`` (the release's own code).
 
@@ -244,7 +273,7 @@ def fingerprint(
     argument, which assumes a document repeats no hash and then drops hashes the boilerplate does
     not have.
     """
-    text = structure(code, helpers) if structural else code
+    text = structure(code, helpers, context) if structural else code
     normalised = normalise(text)
     positions = {h: where for h, where in hashes_of(normalised).items() if h not in boilerplate}
     return Fingerprint(text, normalised, positions)

@@ -1,17 +1,23 @@
 """The similarity report: normalisation, the robust z-score, and planted copies in a class of every notebook."""
 
 import json
+import math
+import re
 
 import numpy as np
 import pytest
 
 from autograder.cli import main
+from autograder.course.notebooks import reference_answers
+from autograder.course.settings import source_notebook
 from autograder.similarity import scores
 from autograder.similarity.canonical import helpers_of
 from autograder.similarity.compare import closest_matches, compare_assignment
-from autograder.similarity.fingerprints import fingerprint, normalise, structure
+from autograder.similarity.fingerprints import Context, fingerprint, normalise, structure
 from tests.support.course import ThrowawayCourse
-from tests.support.similarity_class import build_class, hand_in
+from tests.support.notebooks import read
+from tests.support.similarity_class import build_class, build_disguised_class, hand_in
+from tests.support.similarity_disguises import FAMILIES, TRIPLES, disguised
 
 ANSWER = """def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
     d_k = query.size(-1)
@@ -181,3 +187,151 @@ def test_the_command_writes_the_page_and_the_export_reads_the_closest_match(thro
     for pair in made.copies:
         first, second = sorted(pair)
         assert closest[(assignment, first)]["match"] == second or closest[(assignment, second)]["match"] == first
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("y = a @ b", "y = torch.matmul(a, b)"),
+        ("y = a @ b", "y = a.matmul(b)"),
+        ("y = k.mT", "y = k.transpose(-2, -1)"),
+        ("y = k.transpose(-1, -2)", "y = torch.transpose(k, -2, -1)"),
+        ("y = k.swapaxes(-1, -2)", "y = k.transpose(-2, -1)"),
+        ("y = F.softmax(x, -1)", "y = x.softmax(dim=-1)"),
+        ("y = torch.nn.functional.softmax(x, dim=-1)", "y = torch.softmax(x, -1)"),
+        ("y = torch.tril(x)", "y = x.tril()"),
+        ("y = torch.tril(x, 0)", "y = x.tril(diagonal=0)"),
+        ("y = a != b", "y = a.ne(b)"),
+        ("y = a != b", "y = torch.not_equal(a, b)"),
+        ("y = torch.cat([a, b], 1)", "y = torch.concat([a, b], dim=1)"),
+        ("y = x.size(-1)", "y = x.shape[-1]"),
+        ("y = x.masked_fill(m, 0.0)", "y = x.masked_fill(value=0.0, mask=m)"),
+        ("y = nn.Linear(d, e)", "y = torch.nn.Linear(in_features=d, out_features=e, bias=True)"),
+        ("y = f(a=1, b=2)", "y = f(b=2, a=1)"),
+    ],
+)
+def test_spellings_of_one_operation_and_keyword_or_positional_arguments_are_one(first: str, second: str) -> None:
+    assert same_structure(first, second)
+
+
+def test_different_operations_stay_different() -> None:
+    assert not same_structure("y = x.tril()", "y = x.triu()")
+    assert not same_structure("y = x.softmax(-1)", "y = x.softmax(-2)")
+    assert not same_structure("y = a @ b", "y = a * b")
+    assert not same_structure("y = k.transpose(0, 1)", "y = k.transpose(-2, -1)")
+    assert not same_structure("y = self.dropout(x)", "y = torch.dropout(self, x)")  # a module's call, not a method
+
+
+def test_the_alias_table_is_pytorchs_own() -> None:
+    """Every ``torch`` function documented as "Alias for torch.X" is in the table, and nothing else."""
+    torch = pytest.importorskip("torch")
+    from autograder.similarity.spellings import ALIASES
+
+    documented = {}
+    for name in dir(torch):
+        doc = getattr(getattr(torch, name, None), "__doc__", None)
+        if isinstance(doc, str) and (found := re.search(r"Alias (?:for|of) :(?:func|meth):`torch\.(\w+)`", doc)):
+            if found.group(1) != name:
+                documented[name] = found.group(1)
+    assert ALIASES == documented
+
+
+def test_annotations_asserts_and_dead_code_are_dropped() -> None:
+    plain = "def f(x, n):\n    y = x.sum(0)\n    return y / n\n"
+    padded = (
+        "def f(x: torch.Tensor, n: int) -> torch.Tensor:\n"
+        "    unused = x.shape\n"
+        "    y: torch.Tensor = x.sum(0)\n"
+        "    assert y is not None, 'no sum'\n"
+        "    if False:\n"
+        "        print('debug')\n"
+        "    return y / n * 1 + 0\n\n\n"
+        "def _never_called(z):\n"
+        "    return z\n"
+    )
+    assert normalise(structure(plain)).text != normalise(structure(padded)).text  # every function kept by default
+    keep = Context(frozenset({"f"}))
+    assert normalise(structure(plain, context=keep)).text == normalise(structure(padded, context=keep)).text
+    # A function another cell calls is not dead; one the release asks for neither.
+    assert "_never_called" in structure(padded, context=Context(frozenset({"f"}), "y = _never_called(3)"))
+    assert "_never_called" in structure(padded, context=Context(frozenset({"f", "_never_called"})))
+    assert not same_structure(plain, plain.replace("/ n", "/ n * 2"))
+
+
+MULTI = """def _scores(q, k):
+    d = q.size(-1)
+    s = q @ k.transpose(-2, -1)
+    return s / math.sqrt(d)
+"""
+
+
+def test_a_helper_of_several_statements_is_inlined_from_the_answer_or_an_added_cell() -> None:
+    caller = "def attention(query, key, value):\n    w = _scores(query, key).softmax(-1)\n    return w @ value\n"
+    assert same_structure(f"{MULTI}\n\n{caller}", INLINED)
+    assert normalise(structure(caller, helpers_of(MULTI))).text == normalise(structure(INLINED)).text
+    assert normalise(structure(caller)).text != normalise(structure(INLINED)).text
+    early = MULTI.replace("    s = q @", "    if d > 8:\n        return q\n    s = q @")  # two returns: kept
+    assert not same_structure(f"{early}\n\n{caller}", INLINED)
+
+
+def test_a_temporary_read_twice_folds_when_its_value_is_pure() -> None:
+    assert same_structure(
+        "def f(q):\n    d = q.size(-1)\n    return g(d, d)\n", "def f(q):\n    return g(q.shape[-1], q.shape[-1])\n"
+    )
+    # A call that may differ each time (a module, dropout, a random draw) or a new list is not folded.
+    assert not same_structure(
+        "def f(x):\n    y = self.drop(x)\n    return y + y\n", "def f(x):\n    return self.drop(x) + self.drop(x)\n"
+    )
+    assert not same_structure(
+        "def f(x):\n    out = []\n    out.append(x)\n    return out\n", "def f(x):\n    [].append(x)\n    return []\n"
+    )
+
+
+def run_answers(code: str, names: tuple[str, ...]) -> dict:
+    import torch
+    from torch import nn
+    from torch.nn import functional
+
+    namespace = {"torch": torch, "nn": nn, "F": functional, "math": math}
+    exec(code, namespace)  # noqa: S102  (our own reference answers)
+    return {name: namespace[name] for name in names}
+
+
+@pytest.mark.parametrize("family", [(f,) for f in FAMILIES] + list(TRIPLES), ids="+".join)
+def test_each_disguise_computes_what_its_source_computes(family: tuple[str, ...]) -> None:
+    """The disguises, run on 01's reference answers: the same outputs on fixed inputs."""
+    torch = pytest.importorskip("torch")
+    reference = reference_answers(read(source_notebook("01_attention")))
+    code = "\n\n".join(reference[e] for e in ("sdpa", "causal_mask", "padding_mask"))
+    added: list[str] = []
+    copy, applied = disguised(code, family, added)
+    assert applied == set(family) and copy != code
+    names = ("scaled_dot_product_attention", "causal_mask", "padding_mask")
+    source, copied = run_answers(code, names), run_answers("\n\n".join([*added, copy]), names)
+    generator = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 5, 4, generator=generator) for _ in range(3))
+    mask = torch.rand(2, 1, 5, 5, generator=generator) > 0.3
+    ids = torch.tensor([[4, 2, 0, 0], [1, 0, 3, 0]])
+    for one, other in zip(source["scaled_dot_product_attention"](q, k, v, mask),
+                          copied["scaled_dot_product_attention"](q, k, v, mask), strict=True):  # fmt: skip
+        assert torch.equal(one, other)
+    assert torch.equal(source["causal_mask"](5), copied["causal_mask"](5))
+    assert torch.equal(source["padding_mask"](ids, 0), copied["padding_mask"](ids, 0))
+
+
+def test_each_disguise_family_alone_and_three_at_a_time_ranks_above_every_independent_pair(
+    assignment: str, throwaway_course: ThrowawayCourse
+) -> None:
+    """One class per notebook: 30 independent students, a copy per family alone and per triple."""
+    made = build_disguised_class(assignment, students=30)
+    course = throwaway_course(assignment)
+    hand_in(course, made)
+    result, _ = compare_assignment(course, assignment)
+    ranks = {copier: result.rank(*sorted((copier, made.source[copier]))) for copier in made.families}
+    best = next(rank for rank in range(len(result)) if rank not in set(ranks.values()))
+    for copier, rank in sorted(ranks.items(), key=lambda item: item[1]):
+        print(f"{assignment} {'+'.join(made.families[copier])}: rank {rank + 1}, z {result.z[rank]:.2f}")
+    print(f"{assignment}: best independent pair z {result.z[best]:.2f}, "
+          f"margin {min(result.z[r] for r in ranks.values()) - result.z[best]:+.2f}")  # fmt: skip
+    missed = {"+".join(made.families[c]): rank + 1 for c, rank in ranks.items() if rank > best}
+    assert not missed, f"ranked below the best independent pair (rank {best + 1}): {missed}"

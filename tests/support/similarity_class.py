@@ -27,6 +27,7 @@ from autograder.course.settings import release_notebook, source_notebook
 from autograder.similarity.fingerprints import fingerprint
 from tests.support.nbgrader_course import submit
 from tests.support.notebooks import read
+from tests.support.similarity_disguises import FAMILIES, TRIPLES, disguised
 from tests.support.similarity_styles import STYLES
 from tests.variants import VARIANTS
 
@@ -225,6 +226,8 @@ class SimilarityClass:
     copies: set[frozenset[str]] = field(default_factory=set)  # planted pairs
     untouched: list[str] = field(default_factory=list)
     empty: list[str] = field(default_factory=list)
+    families: dict[str, tuple[str, ...]] = field(default_factory=dict)  # copier -> the disguise families it used
+    source: dict[str, str] = field(default_factory=dict)  # copier -> whom they copied
 
 
 def independent_answers(pool: dict[str, list[str]], students: int, rng: random.Random) -> list[dict[str, str]]:
@@ -272,6 +275,41 @@ def build_class(assignment: str, students: int, copies: int, seed: int = 0) -> S
         made.answers[student] = {}
     for student in made.empty:
         made.answers[student] = dict.fromkeys(pool, "")
+    return made
+
+
+def build_disguised_class(assignment: str, students: int, seed: int = 0) -> SimilarityClass:
+    """``students`` independent students and a copy per disguise family, alone and three at a time.
+
+    The families are those of :mod:`.similarity_disguises`.
+
+    Each copy copies a different independent student, drawn among those on whose answers every
+    family of its disguise changes something (so that no copy is disguised in name only); it is
+    named ``d<k>`` and its families are kept in ``families``.
+    """
+    made = build_class(assignment, students, copies=0, seed=seed)
+    rng = random.Random(f"{assignment}-disguised-{seed}")
+    candidates = sorted(s for s in made.answers if s.startswith("s"))
+    rng.shuffle(candidates)
+    for index, families in enumerate([(f,) for f in FAMILIES] + list(TRIPLES)):
+        for source in candidates:
+            added: list[str] = []
+            answers, applied = {}, set()
+            for exercise, code in made.answers[source].items():
+                answers[exercise], changed = disguised(code, families, added)
+                applied |= changed
+            if applied == set(families):
+                break
+        else:
+            raise ValueError(f"{assignment}: no student's answers take every disguise of {families}")
+        candidates.remove(source)
+        copier = f"d{index:02d}"
+        made.answers[copier] = answers
+        if added:
+            made.added[copier] = "\n\n".join(added) + "\n"
+        made.copies.add(frozenset({source, copier}))
+        made.families[copier] = families
+        made.source[copier] = source
     return made
 
 

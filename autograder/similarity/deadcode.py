@@ -1,0 +1,150 @@
+"""What an answer holds that does not change what it computes: annotations, checks and dead code.
+
+A copier pads a copy with type hints, ``assert`` lines and code that never runs or is never
+read; each is a rare statement in a class, so it would weigh the most in the fingerprints and
+hide the copy best. :func:`strip` removes, in place:
+
+- type annotations (``x: T = v`` reads ``x = v``; a parameter's and a return's annotation go);
+- ``assert`` statements: a check that passes leaves the result as it was, and one that fails
+  stops the answer, which the grader's tests see (:mod:`.behaviour` compares that);
+- branches under a constant condition (``if False:``, ``if 0:``, ``while False:``) and statements
+  that are a bare constant or name (``x``, ``...``), ``pass`` where a block has more;
+- no-op arithmetic: ``e * 1``, ``1 * e``, ``e / 1``, ``e + 0``, ``0 + e``, ``e - 0``, ``e ** 1``;
+- assignments to a local name no statement of the function reads (until none is left);
+- top-level functions nothing calls, except those the release asks for (``keep``).
+"""
+
+import ast
+import re
+from collections.abc import Iterable
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+NEUTRAL = {ast.Mult: 1, ast.Div: 1, ast.Add: 0, ast.Sub: 0, ast.Pow: 1}  # e <op> neutral == e
+COMMUTES = (ast.Mult, ast.Add)  # neutral <op> e == e too
+
+
+def constant(node: ast.expr) -> object:
+    return node.value if isinstance(node, ast.Constant) else NotImplemented
+
+
+def is_neutral(node: ast.expr, neutral: int) -> bool:
+    value = constant(node)
+    return value == neutral and not isinstance(value, bool)
+
+
+class Strip(ast.NodeTransformer):
+    """Annotations, asserts, constant branches, bare expressions and no-op arithmetic (see the module)."""
+
+    def visit_arg(self, node: ast.arg) -> ast.arg:
+        node.annotation = None
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        node.returns = None
+        self.generic_visit(node)
+        node.body = node.body or [ast.Pass()]
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.stmt | None:
+        self.generic_visit(node)
+        if node.value is None:
+            return None
+        return ast.copy_location(ast.Assign([node.target], node.value), node)
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        return None
+
+    def visit_Expr(self, node: ast.Expr) -> ast.stmt | None:
+        self.generic_visit(node)
+        return None if isinstance(node.value, ast.Constant | ast.Name) else node
+
+    def visit_If(self, node: ast.If) -> ast.AST | list[ast.stmt] | None:
+        self.generic_visit(node)
+        value = constant(node.test)
+        if value is NotImplemented:
+            node.body = node.body or [ast.Pass()]
+            return node
+        return (node.body if value else node.orelse) or None
+
+    def visit_While(self, node: ast.While) -> ast.AST | list[ast.stmt] | None:
+        self.generic_visit(node)
+        value = constant(node.test)
+        if value is not NotImplemented and not value:
+            return node.orelse or None
+        node.body = node.body or [ast.Pass()]
+        return node
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        self.generic_visit(node)
+        neutral = NEUTRAL.get(type(node.op))
+        if neutral is None:
+            return node
+        if is_neutral(node.right, neutral):
+            return node.left
+        if isinstance(node.op, COMMUTES) and is_neutral(node.left, neutral):
+            return node.right
+        return node
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        super().generic_visit(node)
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list) and len(block) > 1 and block and isinstance(block[0], ast.stmt):
+                block[:] = [s for s in block if not isinstance(s, ast.Pass)] or [ast.Pass()]
+        return node
+
+
+def unread_assignments(function: Function) -> bool:
+    """Drop assignments to names the function never reads (nor declares global); whether one was."""
+    names = [node for node in ast.walk(function) if isinstance(node, ast.Name)]
+    read = {node.id for node in names if isinstance(node.ctx, ast.Load)}
+    read |= {name for node in ast.walk(function) if isinstance(node, ast.Global | ast.Nonlocal) for name in node.names}
+    dropped = False
+    for node in ast.walk(function):
+        for block in (getattr(node, field, None) for field in ("body", "orelse", "finalbody")):
+            if not (isinstance(block, list) and block and isinstance(block[0], ast.stmt)):
+                continue
+            kept = [s for s in block if not unread(s, read)]
+            if len(kept) < len(block):
+                block[:] = kept or [ast.Pass()]
+                dropped = True
+    return dropped
+
+
+def unread(statement: ast.stmt, read: set[str]) -> bool:
+    """An assignment whose targets are all plain names nobody reads."""
+    targets = statement.targets if isinstance(statement, ast.Assign) else []
+    return bool(targets) and all(isinstance(t, ast.Name) and t.id not in read for t in targets)
+
+
+def uncalled_functions(tree: ast.Module, keep: Iterable[str], elsewhere: str = "") -> None:
+    """Drop the top-level functions that nothing in ``tree`` (or the ``elsewhere`` code) names, except ``keep``."""
+    kept = set(keep)
+    named = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
+        n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+    }
+    body = [
+        s
+        for s in tree.body
+        if not (isinstance(s, Function) and s.name not in kept and s.name not in named and not used(s.name, elsewhere))
+    ]
+    tree.body[:] = body or [ast.Pass()]
+
+
+def used(name: str, code: str) -> bool:
+    """Whether ``code`` names ``name`` other than in its own ``def`` (as text: a cheap, generous test)."""
+    return name in code and re.search(rf"(?<!def )\b{re.escape(name)}\b", code) is not None
+
+
+def strip(tree: ast.Module, keep: Iterable[str] | None = None, elsewhere: str = "") -> ast.Module:
+    """``tree`` without what does not change what it computes (see the module); ``keep``: None keeps every function."""
+    tree = Strip().visit(tree)
+    tree.body = tree.body or [ast.Pass()]
+    for function in [n for n in ast.walk(tree) if isinstance(n, Function)]:
+        while unread_assignments(function):
+            pass
+    if keep is not None:
+        uncalled_functions(tree, keep, elsewhere)
+    return ast.fix_missing_locations(tree)
