@@ -82,6 +82,10 @@ browser-test: install  ## the student flow in JupyterLab driven by headless chro
 book: install  ## the reader edition, English in build/book and Chinese in build/book/zh: solutions executed in full mode (BOOK_ARGS=--fast: fast mode)
 	$(BIN)/python book/build.py $(BOOK_ARGS)
 
+.PHONY: docs
+docs: install  ## README.md and docs/ as a static site for reading offline: build/docs/index.html
+	$(BIN)/python book/docs.py
+
 release: install  ## regenerate notebooks/ from solutions/ with nbgrader, then notebooks_zh/ from notebooks/ and editions/zh/
 	for source in solutions/*/; do \
 		$(BIN)/nbgrader generate_assignment "$$(basename $$source)" --force || exit 1; \
@@ -92,7 +96,7 @@ autograde: install sandbox  ## grade every submission under grading/submitted (J
 	$(BIN)/python -m autograder grade --jobs $${JOBS:-2}
 	$(BIN)/python -m autograder export --output grading/grades.csv
 
-# The classroom hub (classroom/, README "Running a class"): one machine, run as root.
+# The classroom hub (classroom/, docs/running-a-class.md): one machine, run as root.
 HUB_PREFIX ?= /srv/tfcourse
 HUB_INSTRUCTOR ?= $(SUDO_USER)
 # nbgrader's exchange: filesystem (this machine's disk) or ngshare (a service the hub runs; past one machine)

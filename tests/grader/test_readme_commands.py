@@ -1,6 +1,7 @@
-"""The README's grading commands, run as it spells them, on a fresh copy of the course.
+"""The documented grading commands, run as the instructor's guide spells them, on a fresh copy of the course.
 
-The README's block runs from the repository root with the venv's Python and no PATH set-up;
+The grading block (in ``docs/instructors.md``; the test reads it from whichever page of the README and
+``docs/`` holds it) runs from the repository root with the venv's Python and no PATH set-up;
 every command takes ``--root COURSE_FOLDER``. The test runs each line of the block in order,
 through ``shlex.split``, from a throw-away course (every notebook, with the venv linked in
 as ``.venv`` and a Canvas-style LMS download: one student hands in notebooks 01 and 02 with
@@ -30,7 +31,7 @@ from autograder.course.notebooks import fill_answers, is_graded_test_cell, nbgra
 from autograder.course.settings import REPO_ROOT, assignment_ids, release_notebook, source_notebook
 from tests.support.course import ThrowawayCourse
 
-README = REPO_ROOT / "README.md"
+DOCUMENTATION = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md"))]
 STEPS = ["collect", "sanitize", "grade", "feedback", "export", "report", "similarity"]
 GOOD, BLANK = "goodstudent", "blankstudent"
 HANDED_IN = assignment_ids()[:2]
@@ -54,9 +55,9 @@ def autograded_points(assignment: str) -> float:
 
 
 def readme_grading_commands() -> list[str]:
-    """The lines of the README's code block that runs the grader, without their comments."""
-    blocks = re.findall(r"```bash\n(.*?)```", README.read_text(), re.S)
-    block = next(b for b in blocks if "-m autograder grade" in b)
+    """The lines of the documentation's code block that runs the grader, without their comments."""
+    blocks = [b for page in DOCUMENTATION for b in re.findall(r"```bash\n(.*?)```", page.read_text(), re.S)]
+    block = next(b for b in blocks if all(f"-m autograder {step}" in b for step in STEPS))
     return [line.split(" #")[0].strip() for line in block.splitlines() if line.strip()]
 
 
@@ -74,7 +75,7 @@ def fresh_course(course: Course) -> Course:
 @pytest.mark.slow
 def test_every_readme_grading_command_runs_as_written(throwaway_course: ThrowawayCourse) -> None:
     commands = readme_grading_commands()
-    assert [shlex.split(c)[3] for c in commands] == STEPS, f"the README's grading block changed: {commands}"
+    assert [shlex.split(c)[3] for c in commands] == STEPS, f"the documented grading block changed: {commands}"
     assert all(c.startswith(".venv/bin/python -m autograder ") for c in commands)
     course = fresh_course(throwaway_course(*assignment_ids(), name="clone"))
     bare_path = os.pathsep.join(p for p in ("/usr/bin", "/bin") if Path(p).is_dir())
