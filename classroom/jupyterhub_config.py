@@ -7,7 +7,7 @@ Every value comes from the layout that ``python -m classroom.provision`` made (i
   listens on the next port and the proxy's API on the one after);
 - ``TFCOURSE_HUB_AUTH``: ``pam`` (system passwords, the default), ``lti11`` or ``lti13`` (a
   link in the LMS; their settings are read from ``state/lti11.json`` or ``state/lti13.json``,
-  see the README's "Running a class");
+  see docs/running-a-class.md);
 - ``TFCOURSE_HUB_STATE``: the folder of the hub's database, cookie secret and LTI settings
   (default ``state/`` under the prefix);
 - ``TFCOURSE_HUB_EXTRA_CONFIG``: a further config file loaded last (the tests add an API token).
