@@ -31,6 +31,7 @@ from autograder.course import settings  # noqa: E402
 from autograder.course.course import Course  # noqa: E402
 from autograder.course.settings import assignment_ids  # noqa: E402
 from tests.support.course import ThrowawayCourse  # noqa: E402
+from tests.support.grading_seed import seed  # noqa: E402
 from tests.support.harness import (  # noqa: E402
     BROWSER_ARTIFACTS,
     SHARED_FOLDER_ENV,
@@ -77,10 +78,14 @@ def inprocess(assignment: str) -> InProcessNotebook:
 @pytest.fixture(scope="session")
 def throwaway_course(tmp_path_factory: pytest.TempPathFactory) -> ThrowawayCourse:
     """Makes throw-away courses (see tests/support/course.py): every test that grades, exports or
-    builds a course works in one of these, never in the repository."""
+    builds a course works in one of these, never in the repository. A course with its release starts
+    with the run's gradebook templates and reference times (``seeded=False``: a course never graded)."""
 
-    def make(*assignments: str, name: str = "course", release: bool = True) -> Course:
-        return Course.default().copy_to(tmp_path_factory.mktemp(name), assignments, release)
+    def make(*assignments: str, name: str = "course", release: bool = True, seeded: bool = True) -> Course:
+        course = Course.default().copy_to(tmp_path_factory.mktemp(name), assignments, release)
+        if release and seeded:  # the run's template gradebooks and reference times (tests/support/grading_seed.py)
+            seed(course, list(assignments))
+        return course
 
     return make
 

@@ -69,7 +69,7 @@ def test_late_text(seconds: float | None, text: str) -> None:
 def test_late_work_is_marked_in_the_gradebook_and_the_export(throwaway_course: ThrowawayCourse) -> None:
     course = throwaway_course(ASSIGNMENT)
     write_due_dates(course.root, f"{ASSIGNMENT},2026-12-07T23:59:00+08:00\n")
-    course.grading.path.mkdir()
+    course.grading.path.mkdir(exist_ok=True)
     shutil.copyfile(gradebook.template_gradebook(course, ASSIGNMENT), course.grading.gradebook)
     gradebook.ensure_defined(course, ASSIGNMENT)
     times = {"early": DUE - timedelta(minutes=3), "late": DUE + timedelta(hours=2, minutes=5), "lms": None}

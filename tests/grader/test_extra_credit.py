@@ -33,7 +33,7 @@ def test_extra_credit_counts_on_top_of_full_marks(throwaway_course: ThrowawayCou
     full = sum(points.values()) - sum(extra.values())
 
     course = throwaway_course(ASSIGNMENT)
-    course.grading.path.mkdir()
+    course.grading.path.mkdir(exist_ok=True)
     gradebook.define_assignment(course, ASSIGNMENT, course.root / GRADEBOOK)
     shutil.copyfile(course.root / GRADEBOOK, course.grading.gradebook)
     results = [

@@ -19,7 +19,6 @@ from nbgrader.api import Gradebook
 from autograder.cli import main
 from autograder.course.course import Course
 from autograder.course.notebooks import nbgrader_meta
-from autograder.course.paths import GRADEBOOK
 from autograder.course.settings import source_notebook
 from autograder.pipeline import gradebook
 from autograder.pipeline.collect import collect, load_lms_students
@@ -48,17 +47,14 @@ def autograded(student: str, lost: tuple[str, ...] = ()) -> SubmissionResult:
 
 @pytest.fixture(scope="module")
 def defined(throwaway_course: ThrowawayCourse) -> Path:
-    """A gradebook holding nbgrader's definition of notebook 01 (made once: it runs generate_assignment)."""
-    course = throwaway_course(ASSIGNMENT, name="definition")
-    db = course.root / GRADEBOOK
-    gradebook.define_assignment(course, ASSIGNMENT, db)
-    return db
+    """A gradebook holding nbgrader's definition of notebook 01: the run's template (tests/support/grading_seed.py)."""
+    return gradebook.template_gradebook(throwaway_course(ASSIGNMENT, name="definition"), ASSIGNMENT)
 
 
 def defined_course(throwaway_course: ThrowawayCourse, defined: Path) -> Course:
     """A throw-away course whose gradebook holds notebook 01's definition."""
     course = throwaway_course(ASSIGNMENT)
-    course.grading.path.mkdir()
+    course.grading.path.mkdir(exist_ok=True)
     shutil.copyfile(defined, course.grading.gradebook)
     return course
 
