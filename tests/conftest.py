@@ -39,7 +39,7 @@ from tests.support.harness import (  # noqa: E402
     inprocess_notebook,
 )
 from tests.support.inprocess import InProcessNotebook  # noqa: E402
-from tests.support.nbgrader_course import GradedRun, grade_reference_submissions  # noqa: E402
+from tests.support.nbgrader_course import GradedRun, grade_release_submissions  # noqa: E402
 from tests.support.notebooks import read  # noqa: E402
 from tests.variants import VARIANTS  # noqa: E402
 
@@ -92,9 +92,13 @@ def throwaway_course(tmp_path_factory: pytest.TempPathFactory) -> ThrowawayCours
 
 @pytest.fixture(scope="session")
 def graded(assignment: str, throwaway_course: ThrowawayCourse) -> GradedRun:
-    """One real nbgrader course per assignment, with the reference submissions autograded."""
+    """One real nbgrader course per assignment: the untouched release, the alternatives and the mutants autograded.
+
+    The reference answers' own full marks are proven by the course's grader (tests/grader/test_every_notebook.py),
+    whose nbgrader runs the same cells; here the alternatives (another correct answer in every cell) prove that
+    plain nbgrader grades a correct notebook to full marks."""
     course = throwaway_course(assignment, name=f"course-{assignment}", release=False)
-    run = grade_reference_submissions(assignment, course, extra=combined_variants(assignment))
+    run = grade_release_submissions(assignment, course, extra=combined_variants(assignment))
     TIMINGS.update({f"{assignment}: autograde {who}": seconds for who, seconds in run.seconds.items()})
     return run
 

@@ -56,3 +56,10 @@ def seed(course: Course, assignments: list[str]) -> None:
         if not times:
             raise RuntimeError(f"{assignment}: the seed course kept no reference times (did its reference run fail?)")
         save_times(course.grading, assignment, digest, times)
+
+
+def reference_seconds(assignment: str) -> float:
+    """The seconds the reference answers' cells took, top to bottom, when the seed course's ``grade`` timed them."""
+    seeded = seed_course(assignment)
+    times = load_times(seeded.grading, assignment, sources_digest(seeded.source_folder(assignment))) or {}
+    return sum(sum(cells.values()) for cells in times.values())

@@ -9,7 +9,7 @@ from nbgrader.api import Gradebook
 from nbgrader.apps import NbGraderAPI
 
 from autograder.course.course import Course
-from autograder.course.notebooks import fill_answers, reference_answers
+from autograder.course.notebooks import fill_answers
 from autograder.course.paths import sqlite_url
 from tests.support.notebooks import read
 
@@ -64,17 +64,16 @@ def autograde(api: NbGraderAPI, course: Course, assignment: str, student: str) -
         }
 
 
-def grade_reference_submissions(
+def grade_release_submissions(
     assignment: str, course: Course, extra: dict[str, dict[str, str]] | None = None
 ) -> GradedRun:
-    """Autograde the reference answers, the untouched release, and any ``extra`` student -> answers.
+    """Autograde the untouched release and any ``extra`` student -> answers.
 
     ``course`` holds the assignment's source only (a ``throwaway_course(..., release=False)``).
     """
     api = generate(course, assignment)
     release = read(course.release_notebook(assignment))
-    reference = reference_answers(read(course.source_notebook(assignment)))
-    students = {"reference": reference, "untouched": {}, **(extra or {})}
+    students = {"untouched": {}, **(extra or {})}
     run = GradedRun(course)
     for student, answers in students.items():
         submit(course, assignment, student, fill_answers(release, answers))
