@@ -64,7 +64,10 @@ def canonical(
         found = survey(tree, drop_docstrings=True)
         for scope in found.scopes:
             fold_temporaries(scope)
-        if inline_helpers(tree, {**(helpers or {}), **local_helpers(tree)}, found.called):
+        # Twice: a helper inlined may call another (one of the answer's own, called only from the added cells).
+        for _ in range(2):
+            if not inline_helpers(tree, {**(helpers or {}), **local_helpers(tree)}, found.called):
+                break
             strip(tree)
             found = survey(tree)
             for scope in found.scopes:

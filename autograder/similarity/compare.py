@@ -20,7 +20,7 @@ import nbformat
 import numpy as np
 
 from autograder.course.course import Course
-from autograder.similarity import scores
+from autograder.similarity import behaviour, scores
 from autograder.similarity.answers import (
     ADDED,
     ClassWork,
@@ -36,6 +36,7 @@ from autograder.similarity.fingerprints import Context, boilerplate_hashes, fing
 RESULTS_FILE = "similarity.json"  # in the grading folder
 LISTED_Z = 3.5  # notebook z from which a pair is listed (calibrated on independent pairs: see the README)
 TOP_LISTED = 5  # the highest pairs of each notebook are listed whatever their z (when above the median, z > 0)
+CEILING_SHARE = 0.95  # where no pair can reach LISTED_Z, those this close to the ceiling are listed (see listed)
 
 
 @dataclass
@@ -47,6 +48,8 @@ class Pair:
     score: float  # Dice overlap of all their answers (added cells included)
     z: float  # robust z of the exercises' rarity evidence summed (see scores.rarity_evidence)
     exercises: dict[str, tuple[float, float]] = field(default_factory=dict)  # part -> (score, z), both answered
+    shared_failures: int = 0  # failed tests both fail with the same message (see behaviour)
+    failure_evidence: float = 0.0  # the sum of log(n / holders) over them
 
 
 @dataclass
@@ -85,9 +88,12 @@ class AssignmentSimilarity:
     part_score: dict[str, np.ndarray]
     part_z: dict[str, np.ndarray]
     part_answered: dict[str, np.ndarray]
+    shared_failures: np.ndarray
+    failure_evidence: np.ndarray
     stats: dict[str, ExerciseStats]
     reference_copies: list[ReferenceCopy]
     unreadable: dict[str, str]
+    ceiling_z: float  # the z of two identical notebooks nobody else wrote (scores.ceiling_evidence)
 
     def __len__(self) -> int:
         return len(self.z)
@@ -100,16 +106,33 @@ class AssignmentSimilarity:
             if self.part_answered[part][rank]
         }
         first, second = self.students[self.first[rank]], self.students[self.second[rank]]
-        return Pair(first, second, float(self.score[rank]), float(self.z[rank]), exercises)
+        failures = int(self.shared_failures[rank]), float(self.failure_evidence[rank])
+        return Pair(first, second, float(self.score[rank]), float(self.z[rank]), exercises, *failures)
 
     def top(self, count: int) -> list[Pair]:
         return [self.pair(rank) for rank in range(min(count, len(self)))]
 
+    @property
+    def can_tell(self) -> bool:
+        """Whether a copy can stand out here: two identical notebooks nobody else wrote reach :data:`LISTED_Z`."""
+        return self.ceiling_z >= LISTED_Z
+
     def listed(self) -> list[Pair]:
-        """The pairs at :data:`LISTED_Z` or more, and the :data:`TOP_LISTED` highest (those above the median)."""
+        """The pairs at :data:`LISTED_Z` or more, and the :data:`TOP_LISTED` highest (those above the median).
+
+        Where the notebook cannot tell a copy from common work (:attr:`can_tell`), only the pairs within
+        :data:`CEILING_SHARE` of the ceiling: notebooks identical, with answers (nearly) nobody else wrote.
+        """
+        if not self.can_tell:
+            return self.top(int(np.count_nonzero(self.z >= CEILING_SHARE * self.ceiling_z)))
         return self.top(
             max(int(np.count_nonzero(self.z >= LISTED_Z)), min(TOP_LISTED, int(np.count_nonzero(self.z > 0))))
         )
+
+    def sharing_failures(self, count: int = 10) -> list[Pair]:
+        """The ``count`` pairs whose shared failures are rarest (:mod:`.behaviour`), those that share any."""
+        order = np.argsort(-self.failure_evidence, kind="stable")[:count]
+        return [self.pair(int(rank)) for rank in order if self.failure_evidence[rank] > 0]
 
     def rank(self, first: str, second: str) -> int:
         """The rank (0 for the highest) of the pair of these two students."""
@@ -171,36 +194,44 @@ def hash_sets(work: ClassWork, parts: list[str], boilerplate: frozenset[int], jo
     return [sets for chunk in chunks for sets in chunk]
 
 
-def compare_class(work: ClassWork, reference: dict[str, str], jobs: int = 1) -> AssignmentSimilarity:
-    """Every pair of ``work``'s submissions scored, per part and per notebook."""
+def compare_class(
+    work: ClassWork, reference: dict[str, str], jobs: int = 1, failures: list[frozenset[str]] | None = None
+) -> AssignmentSimilarity:
+    """Every pair of ``work``'s submissions scored, per part and per notebook.
+
+    ``failures``: each submission's failed tests (:func:`.behaviour.failures_of`), when graded.
+    """
     boilerplate = boilerplate_hashes(release_code(work.release))
     parts = exercises(work.release)
     if any(ADDED in s.answers for s in work.submissions):
         parts.append(ADDED)
     sets = hash_sets(work, parts, boilerplate, jobs)
     students = [s.student for s in work.submissions]
-    part_scores, part_z, answered, stats = {}, {}, {}, {}
+    part_scores, part_z, answered, stats, rareness = {}, {}, {}, {}, {}
     for part in parts:
         column = [student_sets[part] for student_sets in sets]
-        part_scores[part] = scores.dice_scores(column)
+        part_scores[part], rareness[part] = scores.overlaps(column)
         answered[part] = scores.answered_pairs(column)
         part_z[part], median, mad = scores.robust_z(part_scores[part], answered[part])
         stats[part] = ExerciseStats(int(answered[part].sum()), median, mad)
     everything = [frozenset().union(*student_sets.values()) for student_sets in sets]
     notebook = scores.dice_scores(everything)
-    evidence = sum(scores.rarity_evidence(part_scores[p], answered[p]) for p in parts)
-    combined, _, _ = scores.robust_z(evidence, scores.answered_pairs(everything), scores.EVIDENCE_MAD_FLOOR)
+    evidence = sum(scores.rarity_evidence(part_scores[p], answered[p], rareness[p]) for p in parts)
+    combined, median, mad = scores.robust_z(evidence, scores.answered_pairs(everything), scores.EVIDENCE_MAD_FLOOR)
+    ceiling = scores.ceiling_evidence([stats[p].pairs for p in parts if p != ADDED])
+    ceiling_z = (ceiling - median) / (scores.MAD_SCALE * max(mad, scores.EVIDENCE_MAD_FLOOR))
     first, second = np.triu_indices(len(students), k=1)
     # Ranked by z, then score (both highest first), then the students' order (they are sorted).
     order = np.lexsort((second, first, -notebook[first, second], -combined[first, second]))
     first, second = first[order], second[order]
     copies = reference_copies(students, sets, reference, boilerplate)
+    shared, evidence = behaviour.shared_failures(failures or [frozenset()] * len(students))
     return AssignmentSimilarity(
         work.assignment, students, parts, first, second, notebook[first, second], combined[first, second],
         {part: part_scores[part][first, second] for part in parts},
         {part: part_z[part][first, second] for part in parts},
         {part: answered[part][first, second] for part in parts},
-        stats, copies, work.unreadable,
+        shared[first, second], evidence[first, second], stats, copies, work.unreadable, float(ceiling_z),
     )  # fmt: skip
 
 
@@ -224,7 +255,8 @@ def compare_assignment(course: Course, assignment: str, jobs: int = 1) -> tuple[
     """One assignment's class compared, and what it handed in (the page shows it)."""
     source = nbformat.read(course.source_notebook(assignment), as_version=4)
     work = read_class(course, assignment)
-    return compare_class(work, reference_solutions(source), jobs), work
+    failures = [behaviour.failures_of(course, assignment, s.student) for s in work.submissions]
+    return compare_class(work, reference_solutions(source), jobs, failures), work
 
 
 def handed_in(course: Course, assignments: Iterable[str] | None = None) -> list[str]:
@@ -246,6 +278,9 @@ def save(course: Course, results: list[AssignmentSimilarity], top: int = 200) ->
             "pairs": [asdict(pair) for pair in result.top(max(top, len(result.listed())))],
             "closest": {student: asdict(pair) for student, pair in result.closest().items()},
             "reference_copies": [asdict(copy) for copy in result.reference_copies],
+            "ceiling_z": result.ceiling_z,
+            "can_tell": result.can_tell,
+            "sharing_failures": [asdict(pair) for pair in result.sharing_failures()],
             "unreadable": result.unreadable,
         }
         for result in results

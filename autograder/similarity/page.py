@@ -8,7 +8,7 @@ import html
 from pathlib import Path
 
 from autograder.similarity.answers import ClassWork
-from autograder.similarity.compare import LISTED_Z, TOP_LISTED, AssignmentSimilarity, Pair
+from autograder.similarity.compare import CEILING_SHARE, LISTED_Z, TOP_LISTED, AssignmentSimilarity, Pair
 from autograder.similarity.fingerprints import fingerprint, matched_spans
 
 SIDE_BY_SIDE = 50  # listed pairs per notebook shown side by side (each re-fingerprints its two answers)
@@ -47,6 +47,17 @@ def side_by_side(pair: Pair, answers: dict[str, dict[str, str]], boilerplate: fr
     return f"<table style='width:100%'>{header}{''.join(rows)}</table>"
 
 
+def pair_table(pairs: list[Pair]) -> str:
+    rows = "".join(
+        f"<tr><td>{html.escape(p.first)}</td><td>{html.escape(p.second)}</td><td>{p.z:+.1f}</td><td>{p.score:.2f}</td>"
+        f"<td>{p.shared_failures} ({p.failure_evidence:.1f})</td>"
+        f"<td>{', '.join(f'{html.escape(k)} {s:.2f} ({z:+.1f})' for k, (s, z) in p.exercises.items())}</td></tr>"
+        for p in pairs
+    )
+    return ("<table><tr><th>student</th><th>student</th><th>notebook z</th><th>notebook score</th>"
+            f"<th>shared failures (evidence)</th><th>exercises: score (z)</th></tr>{rows}</table>")  # fmt: skip
+
+
 def assignment_section(result: AssignmentSimilarity, work: ClassWork, boilerplate: frozenset[int]) -> list[str]:
     answers = {submission.student: submission.answers for submission in work.submissions}
     listed = result.listed()
@@ -54,14 +65,21 @@ def assignment_section(result: AssignmentSimilarity, work: ClassWork, boilerplat
     if len(listed) > SIDE_BY_SIDE:
         counts += f" The first {SIDE_BY_SIDE} listed pairs are shown side by side below; the table holds them all."
     parts = [f"<h2>{html.escape(result.assignment)}</h2>", f"<p>{counts}</p>"]
-    rows = "".join(
-        f"<tr><td>{html.escape(p.first)}</td><td>{html.escape(p.second)}</td><td>{p.z:+.1f}</td><td>{p.score:.2f}</td>"
-        f"<td>{', '.join(f'{html.escape(k)} {s:.2f} ({z:+.1f})' for k, (s, z) in p.exercises.items())}</td></tr>"
-        for p in listed
-    )
+    if not result.can_tell:
+        parts.append(
+            f"<p class='cannot-tell'><strong>Too short or too alike to tell:</strong> even two identical notebooks "
+            f"whose answers nobody else wrote reach only z {result.ceiling_z:+.1f} here (a pair is listed from "
+            f"{LISTED_Z}), so a high rank in this notebook means little. Only pairs within "
+            f"{1 - CEILING_SHARE:.0%} of that ceiling (identical answers almost nobody else wrote) are listed.</p>"
+        )
     if listed:
-        parts.append("<table><tr><th>student</th><th>student</th><th>notebook z</th><th>notebook score</th>"
-                     f"<th>exercises: score (z)</th></tr>{rows}</table>")  # fmt: skip
+        parts.append(pair_table(listed))
+    sharing = result.sharing_failures()
+    if sharing:
+        parts += ["<h3>Pairs that fail the same tests the same way</h3>",
+                  "<p>The grader's failed tests with the same message, each weighed by how few students share it "
+                  "(log n / holders); correct answers share nothing here. Shown beside the text's scores, "
+                  "not mixed into them.</p>", pair_table(sharing)]  # fmt: skip
     copies = "".join(
         f"<li>{html.escape(c.student)}: {html.escape(c.exercise)} ({c.same} students hand in the same)</li>"
         for c in result.reference_copies

@@ -48,6 +48,7 @@ MAD_FLOOR = 0.05  # score units: spreads below 5 % of overlap are what re-typing
 MISMATCH = 3.0  # what a pair loses on an exercise where its answers share nothing (see rarity_evidence)
 EVIDENCE_MAD_FLOOR = 0.5  # for the notebook's combined evidence (a sum of normal quantiles)
 NORMAL = NormalDist()
+TIE_SCALE = 1e-11  # rareness (at most log n, rounded to 1e-6) times this stays below the scores' rounding (1e-9)
 MAD_SCALE = 1.4826  # MAD -> standard deviation for normal data
 
 
@@ -62,6 +63,15 @@ def rarity(sets: Sequence[set[int]]) -> dict[int, float]:
 
 def dice_scores(sets: Sequence[set[int]]) -> np.ndarray:
     """``scores[i, j]``: the weighted Dice overlap 2 w(A ∩ B) / (w(A) + w(B)); 0 where either is empty."""
+    return overlaps(sets)[0]
+
+
+def overlaps(sets: Sequence[set[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`dice_scores`, and ``rareness[i, j]``: the mean weight of the hashes two answers share (0 for none).
+
+    Two identical answers score 1 whether half the class wrote them or nobody else did; how rare
+    what they share is tells those apart (log n/2 for an answer only these two wrote).
+    """
     weights = rarity(sets)
     shared = sorted(value for value in weights if weights[value] < math.log(len(sets)))  # held by two or more
     column = {value: index for index, value in enumerate(shared)}
@@ -76,7 +86,10 @@ def dice_scores(sets: Sequence[set[int]]) -> np.ndarray:
     # noise would rank one identical pair above another.
     overlap = np.round(overlap, 9)
     np.fill_diagonal(overlap, 0.0)
-    return overlap
+    common = incidence @ incidence.T
+    rareness = np.round(np.divide(counts, common, out=np.zeros_like(counts), where=common > 0), 6)
+    np.fill_diagonal(rareness, 0.0)
+    return overlap, rareness
 
 
 def answered_pairs(sets: Sequence[set[int]]) -> np.ndarray:
@@ -96,20 +109,34 @@ def robust_z(scores: np.ndarray, pairs: np.ndarray, floor: float = MAD_FLOOR) ->
     return np.where(pairs | pairs.T, z, 0.0), median, mad
 
 
-def rarity_evidence(scores: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+def rarity_evidence(scores: np.ndarray, pairs: np.ndarray, rareness: np.ndarray | None = None) -> np.ndarray:
     """How rare this closeness is among the exercise's pairs, as a normal quantile (Stouffer's z).
 
     p is the share of the exercise's pairs that score at least as high, counting the pair itself
     as half (the mid-p: a tie with everyone is p = 1/2, no evidence), and the evidence is
     ``Φ⁻¹(1 - p)``: 0 at the median, 2.3 for the top 1 %, 3.1 for the top 0.1 %, less
-    ``MISMATCH · (1 - score)`` for what the two answers do not share.
+    ``MISMATCH · (1 - score)`` for what the two answers do not share. Pairs of equal score are
+    ranked by ``rareness`` (:func:`overlaps`): identical answers nobody else wrote are rarer than
+    the one-liner half the class typed.
     """
-    values = np.sort(scores[pairs])
+    # Equal scores are ranked by ``rareness`` (below the scores' rounding, so it only breaks ties).
+    keys = scores if rareness is None else scores + rareness * TIE_SCALE
+    values = np.sort(keys[pairs])
     if values.size == 0:
         return np.zeros_like(scores)
-    at_least = values.size - np.searchsorted(values, scores, side="left")
+    at_least = values.size - np.searchsorted(values, keys, side="left")
     share = np.clip((at_least - 0.5) / values.size, 0.5 / values.size, 1 - 0.5 / values.size)
     unique, where = np.unique(share, return_inverse=True)
     evidence = np.array([-NORMAL.inv_cdf(p) for p in unique.tolist()])[where].reshape(scores.shape)
     evidence -= MISMATCH * (1 - scores)
     return np.where(pairs | pairs.T, evidence, 0.0)
+
+
+def ceiling_evidence(answered_pairs: Sequence[int]) -> float:
+    """The evidence of two notebooks identical on every exercise, with answers nobody else wrote.
+
+    ``answered_pairs``: per exercise, how many pairs both answered. Such a pair is alone at the top
+    of each exercise (p = 1/2 of one pair among them, the mid-p), so it holds the most evidence a
+    pair can: if that is not far above the class, no pair of this notebook can be.
+    """
+    return sum(-NORMAL.inv_cdf(0.5 / count) for count in answered_pairs if count > 0)

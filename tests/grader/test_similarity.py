@@ -6,14 +6,17 @@ import re
 
 import numpy as np
 import pytest
+from nbformat.v4 import new_code_cell, new_notebook
 
 from autograder.cli import main
 from autograder.course.notebooks import reference_answers
 from autograder.course.settings import source_notebook
-from autograder.similarity import scores
+from autograder.similarity import behaviour, scores
+from autograder.similarity.answers import ClassWork, Submission
 from autograder.similarity.canonical import helpers_of
-from autograder.similarity.compare import closest_matches, compare_assignment
+from autograder.similarity.compare import LISTED_Z, closest_matches, compare_assignment, compare_class
 from autograder.similarity.fingerprints import Context, fingerprint, normalise, structure
+from autograder.similarity.page import assignment_section
 from tests.support.course import ThrowawayCourse
 from tests.support.notebooks import read
 from tests.support.similarity_class import build_class, build_disguised_class, hand_in
@@ -175,6 +178,11 @@ def test_the_command_writes_the_page_and_the_export_reads_the_closest_match(thro
     for student in made.answers:
         if student.startswith("c"):
             made.answers[student] = {k: f"{v}\n# {hostile}\n" for k, v in made.answers[student].items()}
+    rare = {"test_sdpa": "AssertionError: weights sum to 0.37, not 1"}  # a mistake nobody else makes
+    independent = sorted(s for s in made.answers if s.startswith("s"))
+    wrong = independent[0], next(s for s in independent[1:] if made.answers[s] != made.answers[independent[0]])
+    for student in wrong:
+        made.failures[student] = rare
     course = throwaway_course(assignment)
     hand_in(course, made)
     output = course.root / "similarity.html"
@@ -183,6 +191,13 @@ def test_the_command_writes_the_page_and_the_export_reads_the_closest_match(thro
     assert "ranks; it does not decide" in page and hostile not in page and "&lt;script&gt;" in page
     kept = json.loads(course.grading.file("similarity.json").read_text())["assignments"][assignment]
     assert set(kept["closest"]) == set(made.answers)
+    # Failing the same test with the same message nobody else has tops the shared failures, whatever the code.
+    sharing = {frozenset((p["first"], p["second"])): p for p in kept["sharing_failures"]}
+    assert sharing[frozenset(wrong)]["failure_evidence"] == pytest.approx(math.log(len(made.answers) / 2))
+    assert sharing[frozenset(wrong)]["z"] < kept["pairs"][0]["z"]  # their code is not what brings them together
+    assert "fail the same tests the same way" in page
+    blank = set(made.untouched) | set(made.empty)  # the stub's NotImplementedError is no evidence
+    assert not [p for p in kept["sharing_failures"] if {p["first"], p["second"]} <= blank]
     closest = closest_matches(course)
     for pair in made.copies:
         first, second = sorted(pair)
@@ -328,10 +343,42 @@ def test_each_disguise_family_alone_and_three_at_a_time_ranks_above_every_indepe
     hand_in(course, made)
     result, _ = compare_assignment(course, assignment)
     ranks = {copier: result.rank(*sorted((copier, made.source[copier]))) for copier in made.families}
-    best = next(rank for rank in range(len(result)) if rank not in set(ranks.values()))
+    verbatim = result.rank(*made.verbatim)
+    best = next(rank for rank in range(len(result)) if rank not in {*ranks.values(), verbatim})
     for copier, rank in sorted(ranks.items(), key=lambda item: item[1]):
         print(f"{assignment} {'+'.join(made.families[copier])}: rank {rank + 1}, z {result.z[rank]:.2f}")
     print(f"{assignment}: best independent pair z {result.z[best]:.2f}, "
           f"margin {min(result.z[r] for r in ranks.values()) - result.z[best]:+.2f}")  # fmt: skip
     missed = {"+".join(made.families[c]): rank + 1 for c, rank in ranks.items() if rank > best}
     assert not missed, f"ranked below the best independent pair (rank {best + 1}): {missed}"
+    assert result.can_tell  # 30 students: a copy can stand out in every notebook (the page says nothing of the kind)
+    # Two identical notebooks whose answers nobody else wrote: above every independent pair, listed.
+    assert verbatim < best and verbatim < len(result.listed())
+
+
+def test_shared_failures_weigh_by_rarity_and_passing_shares_nothing() -> None:
+    common, rare = "t1\nAssertionError: 0", "t2\nAssertionError: 0.37"
+    failures = [frozenset({common, rare}), frozenset({common, rare}), frozenset({common}), frozenset()]
+    count, evidence = behaviour.shared_failures(failures)
+    assert count[0, 1] == 2 and evidence[0, 1] == pytest.approx(math.log(4 / 3) + math.log(4 / 2))
+    assert count[0, 2] == 1 and evidence[0, 2] == pytest.approx(math.log(4 / 3))
+    assert count[0, 3] == 0 and evidence[0, 3] == 0  # a correct answer shares no failure
+    assert evidence[1, 0] == evidence[0, 1] and evidence[0, 0] == 0
+
+
+def one_exercise_class(answers: dict[str, str]) -> ClassWork:
+    stub = new_code_cell("def f(x):\n    raise NotImplementedError()\n")
+    stub.metadata["nbgrader"] = {"solution": True, "grade": False, "grade_id": "f", "locked": False}
+    return ClassWork("short", new_notebook(cells=[stub]), [Submission(s, {"f": a}) for s, a in answers.items()], {})
+
+
+def test_a_notebook_too_short_to_tell_says_so_and_lists_only_identical_notebooks_nobody_else_wrote() -> None:
+    """One short exercise the whole class answers alike: even two identical answers nobody else wrote cannot
+    reach the listing z, and the page says so; those two are still the one pair listed."""
+    answers = dict.fromkeys([f"s{i}" for i in range(6)], "def f(x):\n    return x.sum(-1)\n")
+    answers |= dict.fromkeys(["copy1", "copy2"], "def f(x):\n    return (x.exp() - 1).sum(-1) / x.shape[-1]\n")
+    result = compare_class(one_exercise_class(answers), {})
+    assert not result.can_tell and result.ceiling_z < LISTED_Z
+    assert [(p.first, p.second) for p in result.listed()] == [("copy1", "copy2")]  # the verbatim copy still stands out
+    section = "".join(assignment_section(result, one_exercise_class(answers), frozenset()))
+    assert "Too short or too alike to tell" in section

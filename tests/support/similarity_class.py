@@ -24,6 +24,7 @@ from nbformat.v4 import new_code_cell
 from autograder.course.course import Course
 from autograder.course.notebooks import fill_answers, grade_id, is_answer_cell, reference_answers
 from autograder.course.settings import release_notebook, source_notebook
+from autograder.pipeline.results import Status, SubmissionResult, TestResult, save_result
 from autograder.similarity.fingerprints import fingerprint
 from tests.support.nbgrader_course import submit
 from tests.support.notebooks import read
@@ -226,8 +227,10 @@ class SimilarityClass:
     copies: set[frozenset[str]] = field(default_factory=set)  # planted pairs
     untouched: list[str] = field(default_factory=list)
     empty: list[str] = field(default_factory=list)
+    failures: dict[str, dict[str, str]] = field(default_factory=dict)  # student -> {failed test: message}
     families: dict[str, tuple[str, ...]] = field(default_factory=dict)  # copier -> the disguise families it used
     source: dict[str, str] = field(default_factory=dict)  # copier -> whom they copied
+    verbatim: tuple[str, ...] = ()  # a student whose answers nobody else wrote, and their verbatim copy
 
 
 def independent_answers(pool: dict[str, list[str]], students: int, rng: random.Random) -> list[dict[str, str]]:
@@ -275,7 +278,34 @@ def build_class(assignment: str, students: int, copies: int, seed: int = 0) -> S
         made.answers[student] = {}
     for student in made.empty:
         made.answers[student] = dict.fromkeys(pool, "")
+    made.failures = {student: failures_of(assignment, answers) for student, answers in made.answers.items()}
+    for pair in made.copies:  # a copy computes what its source computes, mistakes included
+        copier, original = sorted(pair)
+        made.failures[copier] = made.failures[original]
     return made
+
+
+@functools.cache
+def mutants(assignment: str) -> dict[tuple[str, str], str]:
+    """``{(exercise, code): mutant name}`` for the variants of ``tests/variants`` that are mistakes."""
+    reference = reference_answers(read(source_notebook(assignment)))
+    return {
+        (variant.cell, variant.apply(reference[variant.cell])): variant.name
+        for variant in VARIANTS.get(assignment, [])
+        if variant.kind == "mutant"
+    }
+
+
+def failures_of(assignment: str, answers: dict[str, str]) -> dict[str, str]:
+    """The grader's failed tests for these answers, as the tests would report them: a mutant fails its
+    exercise's test with one message per mistake (the same wrong values), a blank answer the stub's error."""
+    found = {}
+    for exercise, code in answers.items():
+        if not code.strip():
+            found[f"test_{exercise}"] = "NotImplementedError: "
+        elif mistake := mutants(assignment).get((exercise, code)):
+            found[f"test_{exercise}"] = f"AssertionError: wrong values ({mistake})"
+    return found
 
 
 def build_disguised_class(assignment: str, students: int, seed: int = 0) -> SimilarityClass:
@@ -310,6 +340,15 @@ def build_disguised_class(assignment: str, students: int, seed: int = 0) -> Simi
         made.copies.add(frozenset({source, copier}))
         made.families[copier] = families
         made.source[copier] = source
+        made.failures[copier] = made.failures[source]
+    own = {
+        exercise: f"{code}\ntorch.manual_seed({rng.randrange(10**6)})\n"
+        for exercise, code in made.answers[candidates[0]].items()
+    }
+    made.verbatim = ("u00", "u01")
+    for student in made.verbatim:
+        made.answers[student], made.failures[student] = own, made.failures[candidates[0]]
+    made.copies.add(frozenset(made.verbatim))
     return made
 
 
@@ -323,7 +362,12 @@ def notebook_of(made: SimilarityClass, student: str, release: NotebookNode) -> N
 
 
 def hand_in(course: Course, made: SimilarityClass) -> None:
-    """Every student's notebook, where ``collect`` puts it in ``course``."""
+    """Every student's notebook, where ``collect`` puts it in ``course``, and the grader's results for it."""
     release = nbformat.read(release_notebook(made.assignment), as_version=4)
     for student in made.answers:
         submit(course, made.assignment, student, notebook_of(made, student, release))
+        tests = [
+            TestResult(made.assignment, test, max_score=1.0, message=message)
+            for test, message in made.failures.get(student, {}).items()
+        ]
+        save_result(course, SubmissionResult(made.assignment, student, Status.GRADED, tests=tests))
