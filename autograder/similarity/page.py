@@ -103,7 +103,10 @@ def write_page(sections: list[list[str]], output: Path) -> Path:
              f"closeness lies above the class's other pairs, in robust standard deviations) reaches {LISTED_Z}, "
              f"or when it is among the {TOP_LISTED} highest pairs of its notebook (above the median), whatever "
              "its z-score: the top of a class is always worth a look, an outlier or not. "
-             "Short exercises have one natural answer: read the code before drawing a conclusion.</p>"]  # fmt: skip
+             "Short exercises have one natural answer: read the code before drawing a conclusion. A notebook "
+             "whose answers are too short or too alike to tell a copy from common work says so. Beside the "
+             "code's scores, <em>shared failures</em> counts the hidden tests both fail with the same message, "
+             "weighed by how few students fail them so (correct answers share nothing there).</p>"]  # fmt: skip
     for section in sections:
         parts += section
     parts.append("</body></html>")
