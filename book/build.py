@@ -35,6 +35,7 @@ import shutil
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -208,6 +209,30 @@ def execute(notebook: NotebookNode, folder: Path) -> None:
         ).execute(env=os.environ | {"IPYTHONDIR": str(startup.parents[1])})
 
 
+def build_pages(number: int, pages: dict[str, list[Page]], fast: bool) -> tuple[float, int, dict[str, str]]:
+    """Execute the ``number``-th notebook's reader copy; its seconds, figure count and HTML page per language."""
+    assignment = next(iter(pages.values()))[number].assignment
+    source = nbformat.read(COURSE.source_notebook(assignment), as_version=4)
+    notebook = reader_copy(source)
+    start = time.perf_counter()
+    try:
+        execute(notebook, COURSE.source_folder(assignment))
+    except CellExecutionError as error:
+        raise RuntimeError(f"{assignment}: a cell of the reader copy failed\n{error}") from None
+    seconds = time.perf_counter() - start
+    html_pages = {}
+    for language, listed in pages.items():
+        words, page = LANGUAGES[language], listed[number]
+        page_notebook = translated(notebook, source, assignment, language)
+        set_alt_text(page_notebook, language)
+        page_notebook.metadata["title"] = page.title
+        before = listed[number - 1] if number > 0 else None
+        after = listed[number + 1] if number + 1 < len(listed) else None
+        reader = navigation(words, page.file_name, before, after, fast) | {"student_notebook": page.student_notebook}
+        html_pages[language] = render(ReaderExporter(language_code=language), page_notebook, assignment, reader)
+    return seconds, figure_count(notebook), html_pages
+
+
 def title_and_summary(notebook: NotebookNode) -> tuple[str, str]:
     """The first heading of the notebook and the paragraph after it."""
     first = next(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
@@ -284,15 +309,21 @@ def release_notebook(words: Words, assignment: str) -> Path:
 
 
 def build(
-    output: Path, assignments: list[str], fast: bool = False, languages: tuple[str, ...] = ("en", "zh")
+    output: Path,
+    assignments: list[str],
+    fast: bool = False,
+    languages: tuple[str, ...] = ("en", "zh"),
+    jobs: int = 1,
 ) -> list[Page]:
-    """Write the site to ``output`` (emptied first), one folder per language; return its pages in course order."""
+    """Write the site to ``output`` (emptied first), one folder per language; return its pages in course order.
+
+    ``jobs`` notebooks are executed and rendered at once (a page's seconds are then a shared machine's).
+    """
     os.environ.pop("MPLBACKEND", None)  # the kernels draw figures with the inline backend
     os.environ["TFCOURSE_FAST"] = "1" if fast else "0"
     if output.exists():
         shutil.rmtree(output)
     output.mkdir(parents=True)
-    exporters = {language: ReaderExporter(language_code=language) for language in languages}
     sites = {language: LANGUAGES[language] for language in languages}
 
     missing = [
@@ -300,44 +331,30 @@ def build(
     ]
     if missing:
         raise FileNotFoundError(f"student notebooks missing (make release): {missing}")
-    sources, readers, pages = {}, {}, {language: [] for language in languages}
+    pages = {language: [] for language in languages}
     for assignment in assignments:
-        sources[assignment] = nbformat.read(COURSE.source_notebook(assignment), as_version=4)
-        readers[assignment] = reader_copy(sources[assignment])
+        source = nbformat.read(COURSE.source_notebook(assignment), as_version=4)
         for language in languages:
-            text = translated(sources[assignment], sources[assignment], assignment, language)
+            text = translated(source, source, assignment, language)
             pages[language].append(Page(assignment, *title_and_summary(text), language=language))
 
-    for number, assignment in enumerate(assignments):
-        notebook = readers[assignment]
-        start = time.perf_counter()
-        try:
-            execute(notebook, COURSE.source_folder(assignment))
-        except CellExecutionError as error:
-            raise RuntimeError(f"{assignment}: a cell of the reader copy failed\n{error}") from None
-        seconds = time.perf_counter() - start
-        for language, words in sites.items():
-            page, listed = pages[language][number], pages[language]
-            page.seconds, page.figures = seconds, figure_count(notebook)
-            page_notebook = translated(notebook, sources[assignment], assignment, language)
-            set_alt_text(page_notebook, language)
-            page_notebook.metadata["title"] = page.title
-            before = listed[number - 1] if number > 0 else None
-            after = listed[number + 1] if number + 1 < len(listed) else None
-            folder = site_folder(output, words)
-            folder.mkdir(parents=True, exist_ok=True)
-            reader = navigation(words, page.file_name, before, after, fast) | {
-                "student_notebook": page.student_notebook
-            }
-            (folder / page.file_name).write_text(render(exporters[language], page_notebook, assignment, reader))
-            student = folder / page.student_notebook
-            student.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(release_notebook(words, assignment), student)
-        print(
-            f"{assignment}: {figure_count(notebook)} figures, executed in {seconds:.1f} s, {len(sites)} languages",
-            flush=True,
-        )
+    # Each notebook is executed and its pages rendered in a process of its own: both take seconds.
+    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+        built = {a: pool.submit(build_pages, number, pages, fast) for number, a in enumerate(assignments)}
+        for number, assignment in enumerate(assignments):
+            seconds, figures, html_pages = built[assignment].result()
+            for language, words in sites.items():
+                page = pages[language][number]
+                page.seconds, page.figures = seconds, figures
+                folder = site_folder(output, words)
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / page.file_name).write_text(html_pages[language])
+                student = folder / page.student_notebook
+                student.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(release_notebook(words, assignment), student)
+            print(f"{assignment}: {figures} figures, executed in {seconds:.1f} s, {len(sites)} languages", flush=True)
 
+    exporters = {language: ReaderExporter(language_code=language) for language in languages}
     for language, words in sites.items():
         reader = navigation(words, "index.html", None, None, fast) | {"student_notebook": None}
         index = index_notebook(pages[language], fast, words)
@@ -362,6 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--languages", nargs="+", choices=sorted(LANGUAGES), default=["en", "zh"], help="the editions to build"
     )
+    parser.add_argument("--jobs", type=int, default=1, help="notebooks executed at once (default 1)")
     args = parser.parse_args(argv)
     assignments = COURSE.assignments()
     unknown = sorted(set(args.only or []) - set(assignments))
@@ -370,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         assignments = [a for a in assignments if a in args.only]
     start = time.perf_counter()
-    pages = build(args.output, assignments, fast=args.fast, languages=tuple(args.languages))
+    pages = build(args.output, assignments, fast=args.fast, languages=tuple(args.languages), jobs=args.jobs)
     size = sum(f.stat().st_size for f in args.output.rglob("*") if f.is_file())
     print(
         f"reader edition: {len(pages)} pages per language ({', '.join(args.languages)}) "

@@ -54,7 +54,7 @@ def book(tmp_path_factory: pytest.TempPathFactory) -> Path:
     output = tmp_path_factory.mktemp("book") / "site"
     start = time.perf_counter()
     result = subprocess.run(
-        [sys.executable, str(BUILDER), "--output", str(output), "--fast"],
+        [sys.executable, str(BUILDER), "--output", str(output), "--fast", "--jobs", "2"],
         capture_output=True,
         text=True,
         timeout=BUILD_TIMEOUT_SECONDS,
