@@ -117,8 +117,10 @@ ALTERNATIVE = re.compile(r"^tests/test_variants\.py::test_alternative_")
 CLASS_PER_NOTEBOOK = {"tests/grader/test_every_notebook.py"}
 # One costly fixture for the whole module: a graded class, the built book, a JupyterLab server.
 SHARED_BY_MODULE = {"tests/grader/test_grader_hostile.py", "tests/grader/test_kernel_reach.py",
-                    "tests/test_book.py", "tests/browser/test_student_flow.py",
-                    "tests/browser/test_classroom_hub.py"}  # fmt: skip
+                    "tests/test_book.py", "tests/browser/test_classroom_hub.py"}  # fmt: skip
+# Modules whose notebooks need only a per-worker fixture (a JupyterLab server): cut in two units, the
+# second from this notebook on, so that each half runs on a worker (and a server) of its own.
+HALVES = {"tests/browser/test_student_flow.py": "05"}
 # Modules that lay out the hub's test prefix (/srv/tfcourse-test) anew run one after the other, as one unit.
 SAME_PREFIX = {"tests/classroom/test_exchange_attacks.py": "tests/browser/test_classroom_hub.py",
                "tests/browser/test_classroom_hub_ngshare.py": "tests/browser/test_classroom_hub.py"}
@@ -128,7 +130,7 @@ SAME_PREFIX = {"tests/classroom/test_exchange_attacks.py": "tests/browser/test_c
 COSTLY_UNITS = {
     "tests/browser/test_classroom_hub.py": 800,  # the hub's environment is built on a fresh machine (CI); the attacks
     "notebook:05_encoder_decoder": 700,
-    "tests/browser/test_student_flow.py": 700,
+    "tests/browser/test_student_flow.py": 350,  # each half
     "notebook:07_language_model": 600,
     "tests/test_book.py": 600,  # both languages, and axe-core on every page
     "tests/test_edition_grading.py": 150,
@@ -157,6 +159,8 @@ def work_unit(nodeid: str) -> str:
         return f"notebook:{notebook[1]}"
     if module in CLASS_PER_NOTEBOOK and notebook:
         return f"{module}:{notebook[1]}"
+    if module in HALVES and notebook:
+        return f"{module}:{'second' if notebook[1] >= HALVES[module] else 'first'} half"
     if module in SHARED_BY_MODULE:
         return module
     return nodeid

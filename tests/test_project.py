@@ -58,5 +58,8 @@ def test_tests_sharing_a_costly_fixture_run_as_one_unit_of_work():
     assert work_unit(f"{every}[01_attention]") != work_unit(f"{every}[02_multi_head_attention]")
     book = "tests/test_book.py::test_every_page_links_its_student_notebook"
     assert work_unit(f"{book}[01_attention]") == work_unit(f"{book}[06_ag_news_classifier]")
+    flow = "tests/browser/test_student_flow.py::test_filled_copy_runs_and_shows_every_figure"
+    notebooks = ("01_attention", "04_encoder", "05_encoder_decoder", "07_language_model")
+    assert len({work_unit(f"{flow}[{a}]") for a in notebooks}) == 2
     alone = "tests/test_agnews.py::test_loader_reads_both_csv_forms"
     assert work_unit(alone) == alone

@@ -67,7 +67,8 @@ def lab(chromium: str, artifacts: Path, tmp_path_factory: pytest.TempPathFactory
     finally:
         server.stop()
         artifacts.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(server.log, artifacts / "jupyterlab.log")
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")  # the halves of the student flow run on two workers
+        shutil.copyfile(server.log, artifacts / f"jupyterlab-{worker}.log")
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
