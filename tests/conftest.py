@@ -35,6 +35,7 @@ from tests.support.grading_seed import seed  # noqa: E402
 from tests.support.harness import (  # noqa: E402
     BROWSER_ARTIFACTS,
     SHARED_FOLDER_ENV,
+    combined_alternative_ids,
     combined_variants,
     inprocess_notebook,
 )
@@ -54,6 +55,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     for name, kinds in (("variant", {"mutant", "alternative"}), ("alternative", {"alternative"})):
         if name in metafunc.fixturenames:
             cases = [(a, v) for a in ASSIGNMENTS for v in VARIANTS.get(a, []) if v.kind in kinds]
+            if name == "alternative":  # each cell's first is graded through the notebook by test_autograde.py
+                cases = [(a, v) for a, v in cases if v.id not in combined_alternative_ids(a)]
             metafunc.parametrize(("assignment", name), cases, ids=[f"{a}:{v.id}" for a, v in cases])
             return
     if "assignment" in metafunc.fixturenames:
@@ -78,10 +81,10 @@ def inprocess(assignment: str) -> InProcessNotebook:
 @pytest.fixture(scope="session")
 def throwaway_course(tmp_path_factory: pytest.TempPathFactory) -> ThrowawayCourse:
     """Makes throw-away courses (see tests/support/course.py): every test that grades, exports or
-    builds a course works in one of these, never in the repository. A course with its release starts
-    with the run's gradebook templates and reference times (``seeded=False``: a course never graded)."""
+    builds a course works in one of these, never in the repository. ``seeded=True`` (a course with its
+    release, about to be graded): it starts with the run's gradebook templates and reference times."""
 
-    def make(*assignments: str, name: str = "course", release: bool = True, seeded: bool = True) -> Course:
+    def make(*assignments: str, name: str = "course", release: bool = True, seeded: bool = False) -> Course:
         course = Course.default().copy_to(tmp_path_factory.mktemp(name), assignments, release)
         if release and seeded:  # the run's template gradebooks and reference times (tests/support/grading_seed.py)
             seed(course, list(assignments))

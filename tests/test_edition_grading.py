@@ -65,7 +65,7 @@ def test_plain_nbgrader_grades_both_editions_the_same(throwaway_course: Throwawa
 def test_the_course_grader_grades_both_editions_the_same_and_answers_in_the_students_language(
     throwaway_course: ThrowawayCourse,
 ):
-    course = throwaway_course(ASSIGNMENT, name="edition-grade")
+    course = throwaway_course(ASSIGNMENT, name="edition-grade", seeded=True)
     notebooks = submissions(course)
     for student in ("en", "zh"):
         submit(course, ASSIGNMENT, student, notebooks[student])

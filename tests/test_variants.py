@@ -52,7 +52,8 @@ def test_variant(inprocess, assignment, variant):
 
 @pytest.mark.slow
 def test_alternative_loses_no_point_anywhere_in_the_notebook(inprocess, assignment, alternative):
-    # Later cells use the answer too (a later exercise's test, a model trained on it).
+    # Later cells use the answer too (a later exercise's test, a model trained on it). Each cell's first
+    # alternative is not here: all of them are handed in together to plain nbgrader (test_autograde.py).
     outcomes = inprocess.grade(variant_answer(assignment, alternative))
     failed = {name: outcome.error or outcome.stderr for name, outcome in outcomes.items() if not outcome.passed}
     assert not failed, f"correct alternative {alternative.id} loses points: {failed}"

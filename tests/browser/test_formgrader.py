@@ -134,7 +134,7 @@ def gradebook_grades(course: Course) -> tuple[str, dict[str, GradeRow]]:
 @pytest.fixture
 def course(throwaway_course: ThrowawayCourse) -> Course:
     """Notebook 01 laid out like the repository, the course's nbgrader settings, ann's hand-in."""
-    course = throwaway_course(ASSIGNMENT)
+    course = throwaway_course(ASSIGNMENT, seeded=True)
     (course.root / "nbgrader_config.py").write_text(NBGRADER_CONFIG)
     handed_in = course.grading.submitted(STUDENT, ASSIGNMENT) / f"{ASSIGNMENT}.ipynb"
     handed_in.parent.mkdir(parents=True)

@@ -9,7 +9,7 @@ from tests.support.course import ThrowawayCourse
 
 @pytest.fixture(scope="session")
 def graded_class(throwaway_course: ThrowawayCourse) -> GradedClass:
-    course = throwaway_course(ASSIGNMENT)
+    course = throwaway_course(ASSIGNMENT, seeded=True)
     for case in CASES:
         submit(course, case)
     good = course.grading.submitted("good", ASSIGNMENT) / f"{ASSIGNMENT}.ipynb"

@@ -47,7 +47,7 @@ def graded(request: pytest.FixtureRequest, throwaway_course: ThrowawayCourse) ->
     written and flagged submissions released. One course per notebook, so that the notebooks'
     classes can be graded on different test workers at once."""
     assignment = request.param
-    course = throwaway_course(assignment, name=f"class-{assignment}")
+    course = throwaway_course(assignment, name=f"class-{assignment}", seeded=True)
     hand_in(course, assignment)
     results = grade(course, jobs=2, progress=False)
     assert main(["--root", str(course.root), "feedback", "--release-all-flagged"]) == 0

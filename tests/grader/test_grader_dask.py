@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_grading_on_a_dask_cluster(throwaway_course: ThrowawayCourse) -> None:
-    course = throwaway_course(ASSIGNMENT)
+    course = throwaway_course(ASSIGNMENT, seeded=True)
     submit(course, Case("good", lambda course: solution()))
     submit(course, Case("blank", lambda course: release()))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:

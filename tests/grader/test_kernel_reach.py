@@ -148,7 +148,7 @@ class Graded:
 
 @pytest.fixture(scope="module")
 def graded(throwaway_course: ThrowawayCourse) -> Graded:
-    course = throwaway_course(ASSIGNMENT, name="reach")
+    course = throwaway_course(ASSIGNMENT, name="reach", seeded=True)
     folder = course.grading.submitted(STUDENT, ASSIGNMENT)
     folder.mkdir(parents=True)
     server = LoopbackServer()

@@ -47,7 +47,7 @@ def autograded(student: str, lost: tuple[str, ...] = ()) -> SubmissionResult:
 
 @pytest.fixture(scope="module")
 def defined(throwaway_course: ThrowawayCourse) -> Path:
-    """A gradebook holding nbgrader's definition of notebook 01: the run's template (tests/support/grading_seed.py)."""
+    """A gradebook holding nbgrader's definition of notebook 01 (made once: it runs generate_assignment)."""
     return gradebook.template_gradebook(throwaway_course(ASSIGNMENT, name="definition"), ASSIGNMENT)
 
 

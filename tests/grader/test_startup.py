@@ -76,7 +76,7 @@ class InlineExecutor(Executor):
 def test_every_busy_worker_starts_its_zygotes_before_the_assignment_is_defined(
     students: tuple[str, ...], throwaway_course: ThrowawayCourse, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    course = throwaway_course("01_attention", seeded=False)  # never graded: its reference is timed
+    course = throwaway_course("01_attention")
     for student in students:
         folder = course.grading.submitted(student, "01_attention")
         folder.mkdir(parents=True)

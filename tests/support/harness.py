@@ -54,6 +54,15 @@ def variant_answer(assignment: str, variant: Variant) -> dict[str, str]:
     return {variant.cell: variant.apply(reference)}
 
 
+def combined_alternative_ids(assignment: str) -> set[str]:
+    """The alternatives :func:`combined_variants` hands in together: each answer cell's first."""
+    first: dict[str, str] = {}
+    for variant in VARIANTS.get(assignment, []):
+        if variant.kind == "alternative":
+            first.setdefault(variant.cell, variant.id)
+    return set(first.values())
+
+
 def combined_variants(assignment: str) -> dict[str, dict[str, str]]:
     """Two submissions touching every answer cell at once.
 
@@ -65,10 +74,12 @@ def combined_variants(assignment: str) -> dict[str, dict[str, str]]:
     harness = inprocess_notebook(assignment)
     mutants: dict[str, tuple[int, str]] = {}
     alternatives: dict[str, str] = {}
+    combined = combined_alternative_ids(assignment)
     for variant in VARIANTS.get(assignment, []):
         answer = variant_answer(assignment, variant)
         if variant.kind == "alternative":
-            alternatives.setdefault(variant.cell, answer[variant.cell])
+            if variant.id in combined:
+                alternatives[variant.cell] = answer[variant.cell]
             continue
         failures = sum(not o.passed for o in harness.grade(answer, tests_of=variant.cell).values())
         best = mutants.get(variant.cell)
