@@ -135,7 +135,7 @@ COSTLY_UNITS = {
     "notebook:05_encoder_decoder": 700,
     "tests/browser/test_student_flow.py": 350,  # each half
     "notebook:07_language_model": 600,
-    "tests/test_book.py": 600,  # both languages, and axe-core on every page
+    "tests/test_book.py": 450,  # both languages (built 2 notebooks at a time), and axe-core on every page
     "tests/test_edition_grading.py": 150,
     "notebook:04_encoder": 350,
     "tests/grader/test_every_notebook.py:07": 350,
