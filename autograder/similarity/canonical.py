@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from autograder.similarity.deadcode import strip
 from autograder.similarity.spellings import SIGNATURES, respell
+from autograder.similarity.trees import children, walk
 
 Helpers = dict[str, ast.FunctionDef]
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -72,6 +73,7 @@ def canonical(
             found = survey(tree)
             for scope in found.scopes:
                 fold_temporaries(scope)
+        ast.fix_missing_locations(tree)  # unparse reads an assignment's line number
         order_free_statements(found.blocks, key)
         return ast.unparse(tree)
     except (RecursionError, ValueError, TypeError, AttributeError):  # a tree too deep or too odd to re-print
@@ -99,29 +101,6 @@ BLOCKS = {  # the fields that hold lists of statements, by node type
                  ast.If, ast.With, ast.AsyncWith, ast.Try, getattr(ast, "TryStar", ast.Try), ast.ExceptHandler,
                  ast.match_case)
 }  # fmt: skip
-
-
-def walk(node: ast.AST) -> list[ast.AST]:
-    """The nodes under ``node``, itself first, breadth first (as :func:`ast.walk`), in a list."""
-    nodes = [node]
-    for current in nodes:  # the list grows as it is read
-        nodes += children(current)
-    return nodes
-
-
-def children(node: ast.AST) -> list[ast.AST]:
-    """:func:`ast.iter_child_nodes` as a list, without the ``ctx`` markers (``Load``, ``Store``).
-
-    Without ``ast``'s two generators per node: walking the tree is most of what the canonical form costs.
-    """
-    found = []
-    for name in node._fields:
-        value = getattr(node, name, None)
-        if isinstance(value, list):
-            found += [item for item in value if isinstance(item, ast.AST)]
-        elif isinstance(value, ast.AST) and name != "ctx":
-            found.append(value)
-    return found
 
 
 @dataclass
@@ -376,6 +355,11 @@ class Expander:
             n.id for s in helper.body for n in walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         }
         names = {name: f"{name}_{suffix}" for name in local}
+        passed = [value.id for value in bound.values() if isinstance(value, ast.Name)]
+        if isinstance(statement, ast.Return) and len(passed) == len(set(passed)):
+            # Nothing of the caller runs after a return: a parameter given a name may take that name.
+            names |= {name: value.id for name, value in bound.items() if isinstance(value, ast.Name)}
+            bound = {name: value for name, value in bound.items() if not isinstance(value, ast.Name)}
         body = [Rename(names).visit(copy.deepcopy(s)) for s in helper.body]
         prelude = [ast.Assign([ast.Name(names[name], ast.Store())], value) for name, value in bound.items()]
         return [*prelude, *body[:-1]], Replace(call, body[-1].value).visit(statement)

@@ -18,6 +18,8 @@ import ast
 import re
 from collections.abc import Iterable
 
+from autograder.similarity.trees import walk
+
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 NEUTRAL = {ast.Mult: 1, ast.Div: 1, ast.Add: 0, ast.Sub: 0, ast.Pow: 1}  # e <op> neutral == e
 COMMUTES = (ast.Mult, ast.Add)  # neutral <op> e == e too
@@ -98,11 +100,11 @@ class Strip(ast.NodeTransformer):
 
 def unread_assignments(function: Function) -> bool:
     """Drop assignments to names the function never reads (nor declares global); whether one was."""
-    names = [node for node in ast.walk(function) if isinstance(node, ast.Name)]
-    read = {node.id for node in names if isinstance(node.ctx, ast.Load)}
-    read |= {name for node in ast.walk(function) if isinstance(node, ast.Global | ast.Nonlocal) for name in node.names}
+    nodes = walk(function)
+    read = {node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    read |= {name for node in nodes if isinstance(node, ast.Global | ast.Nonlocal) for name in node.names}
     dropped = False
-    for node in ast.walk(function):
+    for node in nodes:
         for block in (getattr(node, field, None) for field in ("body", "orelse", "finalbody")):
             if not (isinstance(block, list) and block and isinstance(block[0], ast.stmt)):
                 continue
@@ -122,9 +124,8 @@ def unread(statement: ast.stmt, read: set[str]) -> bool:
 def uncalled_functions(tree: ast.Module, keep: Iterable[str], elsewhere: str = "") -> None:
     """Drop the top-level functions that nothing in ``tree`` (or the ``elsewhere`` code) names, except ``keep``."""
     kept = set(keep)
-    named = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
-        n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
-    }
+    nodes = walk(tree)
+    named = {n.id for n in nodes if isinstance(n, ast.Name)} | {n.attr for n in nodes if isinstance(n, ast.Attribute)}
     body = [
         s
         for s in tree.body
@@ -142,9 +143,9 @@ def strip(tree: ast.Module, keep: Iterable[str] | None = None, elsewhere: str = 
     """``tree`` without what does not change what it computes (see the module); ``keep``: None keeps every function."""
     tree = Strip().visit(tree)
     tree.body = tree.body or [ast.Pass()]
-    for function in [n for n in ast.walk(tree) if isinstance(n, Function)]:
+    for function in [n for n in walk(tree) if isinstance(n, Function)]:
         while unread_assignments(function):
             pass
     if keep is not None:
         uncalled_functions(tree, keep, elsewhere)
-    return ast.fix_missing_locations(tree)
+    return tree  # no locations needed: the tree is only re-printed

@@ -231,4 +231,4 @@ def as_operator(name: str, call: ast.Call) -> ast.expr:
 
 def respell(tree: ast.AST) -> ast.AST:
     """``tree`` with one spelling per operation (in place where it can be)."""
-    return ast.fix_missing_locations(Spellings().visit(tree))
+    return Spellings().visit(tree)  # no locations needed: the tree is only re-printed

@@ -150,7 +150,7 @@ def annotations(tree: ast.Module) -> bool:
 def computed(statement: ast.stmt) -> str | None:
     """The name a statement assigns a computed value (a call or an operation) to, or None."""
     if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
-        if isinstance(statement.value, ast.Call | ast.BinOp | ast.Subscript):
+        if isinstance(statement.value, ast.Call | ast.BinOp):  # not an item: ``caches[i]`` may be None
             return statement.targets[0].id
     return None
 
