@@ -93,8 +93,10 @@ class Strip(ast.NodeTransformer):
         super().generic_visit(node)
         for name in ("body", "orelse", "finalbody"):
             block = getattr(node, name, None)
-            if isinstance(block, list) and len(block) > 1 and block and isinstance(block[0], ast.stmt):
+            if isinstance(block, list) and len(block) > 1 and isinstance(block[0], ast.stmt):
                 block[:] = [s for s in block if not isinstance(s, ast.Pass)] or [ast.Pass()]
+        if isinstance(getattr(node, "body", None), list) and not node.body and not isinstance(node, ast.Module):
+            node.body = [ast.Pass()]  # every statement of a block dropped: it still needs one
         return node
 
 

@@ -1,5 +1,6 @@
 """The similarity report: normalisation, the robust z-score, and planted copies in a class of every notebook."""
 
+import ast
 import json
 import math
 import re
@@ -10,12 +11,12 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from autograder.cli import main
 from autograder.course.notebooks import reference_answers
-from autograder.course.settings import source_notebook
+from autograder.course.settings import release_notebook, source_notebook
 from autograder.similarity import behaviour, scores
-from autograder.similarity.answers import ClassWork, Submission
-from autograder.similarity.canonical import helpers_of
+from autograder.similarity.answers import ClassWork, Submission, release_code
+from autograder.similarity.canonical import helpers_of, parse
 from autograder.similarity.compare import LISTED_Z, closest_matches, compare_assignment, compare_class
-from autograder.similarity.fingerprints import Context, fingerprint, normalise, structure
+from autograder.similarity.fingerprints import MAGIC, Context, fingerprint, normalise, structure
 from autograder.similarity.page import assignment_section
 from tests.support.course import ThrowawayCourse
 from tests.support.notebooks import read
@@ -382,3 +383,12 @@ def test_a_notebook_too_short_to_tell_says_so_and_lists_only_identical_notebooks
     assert [(p.first, p.second) for p in result.listed()] == [("copy1", "copy2")]  # the verbatim copy still stands out
     section = "".join(assignment_section(result, one_exercise_class(answers), frozenset()))
     assert "Too short or too alike to tell" in section
+
+
+def test_the_canonical_form_takes_every_release_and_reference_answer(assignment: str) -> None:
+    """The canonical form falls back to the code as written when it fails: it must not fail on the course's own code."""
+    release = read(release_notebook(assignment))
+    for code in [release_code(release), *reference_answers(read(source_notebook(assignment))).values()]:
+        tree = parse(MAGIC.sub("", code))
+        if tree is not None and any(isinstance(node, ast.FunctionDef | ast.ClassDef) for node in tree.body):
+            assert structure(code) != code and parse(structure(code)) is not None
