@@ -77,7 +77,7 @@ def test_every_readme_grading_command_runs_as_written(throwaway_course: Throwawa
     commands = readme_grading_commands()
     assert [shlex.split(c)[3] for c in commands] == STEPS, f"the documented grading block changed: {commands}"
     assert all(c.startswith(".venv/bin/python -m autograder ") for c in commands)
-    course = fresh_course(throwaway_course(*assignment_ids(), name="clone"))
+    course = fresh_course(throwaway_course(*assignment_ids(), name="clone", seeded=True))
     bare_path = os.pathsep.join(p for p in ("/usr/bin", "/bin") if Path(p).is_dir())
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")} | {"PATH": bare_path}
     printed = {}
