@@ -14,7 +14,7 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 # nbgrader runs helper programs (alembic) by name: the venv's bin must come first on PATH.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: install sandbox lab lab-zh instructor-lab data test test-fast release autograde lint clean-grading axe hub hub-students
+.PHONY: install sandbox lab lab-zh instructor-lab data test test-fast release autograde lint clean-grading axe hub hub-students similarity-anchor
 # The student release to open: EDITION=zh opens the Chinese one (notebooks_zh/). Not LANG, which
 # make reads from the environment (LANG=C.UTF-8 on most machines).
 EDITION ?= en
@@ -67,6 +67,18 @@ $(AXE): package.json package-lock.json
 	else echo "note: npm is missing: the accessibility test skips (and fails in CI). Install Node.js and npm."; fi
 
 axe: $(AXE)  ## install axe-core from npm (npm ci, the version package-lock.json pins)
+
+# Dolos, the detector the similarity report is compared with: its own package.json, so that the npm ci
+# of every `make test` stays small. Its tree-sitter parsers are built here (node-gyp, with this
+# machine's Node headers in /usr: no header download).
+DOLOS := benchmarks/dolos/node_modules/@dodona/dolos-lib/package.json
+$(DOLOS): benchmarks/dolos/package.json benchmarks/dolos/package-lock.json
+	cd benchmarks/dolos && npm ci --no-audit --no-fund --loglevel=error \
+		&& npm_config_nodedir=/usr npm rebuild tree-sitter tree-sitter-compat @dodona/dolos-parsers
+	touch $(DOLOS)
+
+similarity-anchor: install $(DOLOS)  ## Dolos beside the similarity report on the generated classes (docs/similarity.md)
+	$(BIN)/python -m benchmarks.similarity_anchor
 
 test: install sandbox $(AXE)  ## the whole test suite (what CI runs), on TEST_WORKERS parallel workers
 	@$(INSTALL_CHROMIUM)

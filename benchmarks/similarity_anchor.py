@@ -4,10 +4,10 @@ Usage: ``python -m benchmarks.similarity_anchor [--students 30] [--seed 0] [--do
 notebook it builds the class of the disguised-copy test (``build_disguised_class``: independent
 students, one copy per disguise family alone and three at a time, and a verbatim copy of answers
 nobody else wrote), ranks its pairs with ``autograder.similarity`` and with Dolos (the
-``@dodona/dolos-lib`` package pinned in package.json, run by Node from ``DIR``, the folder that
-holds its ``node_modules``: the repository's own after ``npm ci`` and ``npm rebuild`` of its
-tree-sitter parsers), and prints, per copy, each tool's rank and score and the copy's
-shared-failure evidence (from the class's generated grader results), and each tool's best
+``@dodona/dolos-lib`` package pinned in benchmarks/dolos/package.json, run by Node from ``DIR``,
+the folder that holds its ``node_modules``: benchmarks/dolos/ after ``make similarity-anchor``'s
+``npm ci`` and ``npm rebuild`` of its tree-sitter parsers), and prints, per copy, each tool's
+rank and score and the copy's shared-failure evidence (from the class's generated grader results), and each tool's best
 independent pair. Dolos reads each student's notebook as one Python file (the answers, then any
 added cells) with the release's code as its template to ignore.
 """
@@ -65,7 +65,8 @@ def main(argv: list[str] | None = None) -> None:
     options = argparse.ArgumentParser(description=__doc__)
     options.add_argument("--students", type=int, default=30)
     options.add_argument("--seed", type=int, default=0)
-    options.add_argument("--dolos", type=Path, default=REPO_ROOT, help="the folder whose node_modules holds Dolos")
+    dolos = REPO_ROOT / "benchmarks" / "dolos"
+    options.add_argument("--dolos", type=Path, default=dolos, help="the folder whose node_modules holds Dolos")
     args = options.parse_args(argv)
     print("notebook | disguise | ours: rank, z | shared failures: evidence | Dolos: rank, similarity")
     for assignment in Course.default().assignments():

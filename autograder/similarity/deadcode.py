@@ -141,13 +141,17 @@ def used(name: str, code: str) -> bool:
     return name in code and re.search(rf"(?<!def )\b{re.escape(name)}\b", code) is not None
 
 
-def strip(tree: ast.Module, keep: Iterable[str] | None = None, elsewhere: str = "") -> ast.Module:
-    """``tree`` without what does not change what it computes (see the module); ``keep``: None keeps every function."""
+def strip(tree: ast.Module, kept: Iterable[str] | None = None, elsewhere: str = "") -> ast.Module:
+    """``tree`` without what does not change what it computes (see the module); ``kept``: None keeps every function.
+
+    (Not named ``keep``: a grader file may hold no line of a hidden test, and one of the course's reads
+    ``if keep is not None:``; tests/grader/test_kernel_reach.py walks every file student code can read.)
+    """
     tree = Strip().visit(tree)
     tree.body = tree.body or [ast.Pass()]
     for function in [n for n in walk(tree) if isinstance(n, Function)]:
         while unread_assignments(function):
             pass
-    if keep is not None:
-        uncalled_functions(tree, keep, elsewhere)
+    if kept is not None:
+        uncalled_functions(tree, kept, elsewhere)
     return tree  # no locations needed: the tree is only re-printed
