@@ -43,15 +43,34 @@ def test_a_package_imports_nothing_from_a_floor_above_it(package):
     assert not offending, f"{package} imports from a floor above it: {offending}"
 
 
+# What grading's steps may take from the similarity report: export reads its closest matches, nothing runs it.
+PIPELINE_MAY_IMPORT = {("autograder.similarity.compare", "closest_matches")}
+
+
+def similarity_imports(path: Path) -> set[tuple[str, str]]:
+    """``(module, name)`` of every import of ``path`` from the similarity report."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("autograder.similarity"):
+            found.update((node.module, alias.name) for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update((a.name, "") for a in node.names if a.name.startswith("autograder.similarity"))
+    return found
+
+
 def test_the_similarity_report_sits_beside_the_grading_pipeline_not_in_it():
     assert (REPO_ROOT / "autograder" / "similarity" / "compare.py").is_file()
     pipeline = REPO_ROOT / "autograder" / "pipeline"
     assert not (pipeline / "similarity").exists(), "the similarity report is an instructor's tool, not a grading step"
-    for path in sorted(pipeline.rglob("*.py")):
-        source = path.read_text()
-        assert "similarity import" not in source.replace("autograder.similarity.compare import closest_matches", ""), (
-            f"{path.name}: grading's steps do not run the similarity report (export only reads its closest matches)"
-        )
+    imported = {path.name: similarity_imports(path) - PIPELINE_MAY_IMPORT for path in sorted(pipeline.rglob("*.py"))}
+    assert not any(imported.values()), f"grading's steps do not run the similarity report: {imported}"
+
+
+def test_the_similarity_check_sees_a_step_that_runs_the_report(tmp_path):
+    module = tmp_path / "step.py"
+    module.write_text("from autograder.similarity.canonical import canonical\nimport autograder.similarity.page\n")
+    expected = {("autograder.similarity.canonical", "canonical"), ("autograder.similarity.page", "")}
+    assert similarity_imports(module) == expected
 
 
 def test_the_check_sees_an_import_inside_a_function(tmp_path):
