@@ -63,5 +63,7 @@ def seed(course: Course, assignments: list[str]) -> None:
 def reference_seconds(assignment: str) -> float:
     """The seconds the reference answers' cells took, top to bottom, when the seed course's ``grade`` timed them."""
     seeded = seed_course(assignment)
-    times = load_times(seeded.grading, assignment, sources_digest(seeded.source_folder(assignment))) or {}
+    times = load_times(seeded.grading, assignment, sources_digest(seeded.source_folder(assignment)))
+    if not times:  # no times is no evidence of speed: never 0 s
+        raise RuntimeError(f"{assignment}: the seed course kept no reference times (did its reference run fail?)")
     return sum(sum(cells.values()) for cells in times.values())
