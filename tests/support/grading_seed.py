@@ -4,8 +4,8 @@ The first time ``grade`` meets an assignment in a course it defines it (nbgrader
 generate_assignment: seconds) and times its reference answers (the whole notebook in a kernel),
 and keeps both in the course's grading folder, keyed by a digest of the source notebooks
 (:func:`autograder.pipeline.gradebook.template_path`, :mod:`autograder.pipeline.cell_limits`).
-Every throw-away course paid both again: 24 s for 07 and 26 s for 04 in the every-notebook
-classes of one run (4 workers on 2 cores, load average 7). Here one seed course per assignment
+Every throw-away course paid both again (tens of seconds for 04 and 07 on the suite's loaded
+cores, see docs/measurements.md). Here one seed course per assignment
 pays once per run, on whichever worker asks first (the others wait on its lock), by grading one
 untouched hand-in with the real ``grade``; each new course then starts with copies of the
 template and the times, as a course graded before does. The digests still hold: the notebooks are copied unchanged.
