@@ -12,7 +12,6 @@ import json
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import time
 import urllib.error
@@ -182,16 +181,4 @@ def start_hub(layout: HubLayout, log: Path, auth: str = "pam", state: Path | Non
 
 def free_port_block() -> int:
     """A free port whose next three are free too: the hub's API, the proxy's API and ngshare's."""
-    while True:
-        port = free_port()
-        if all(_is_free(port + offset) for offset in (1, 2, 3)):
-            return port
-
-
-def _is_free(port: int) -> bool:
-    with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
+    return free_port(following=3)

@@ -70,10 +70,28 @@ def chromium_executable() -> str | None:
     return None
 
 
-def free_port() -> int:
+def free_port(following: int = 0) -> int:
+    """A free port, with ``following`` free ports after it, below the kernel's ephemeral range.
+
+    A port the system hands out for port 0 comes from the ephemeral range, the same range every
+    kernel's ZeroMQ sockets draw from; with four workers starting kernels, one took a hub's ngshare
+    port between our check and ngshare's bind (CI, stop 35). Ports below that range are handed out
+    only on request, so only another test choosing at random at the same moment can collide.
+    """
+    lowest_ephemeral = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    while True:
+        port = secrets.choice(range(10_000, lowest_ephemeral - following))
+        if all(_is_free(port + offset) for offset in range(following + 1)):
+            return port
+
+
+def _is_free(port: int) -> bool:
     with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def end_processes(pids: list[int], grace: float = 10.0) -> None:
