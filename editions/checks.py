@@ -6,7 +6,8 @@
   blocks, links, ``YOUR ANSWER HERE`` markers, hints or headings than its English;
 - :func:`release_differences`: the translated release differs from the English one outside the
   text of its translated Markdown cells (code, tests, ids, nbgrader metadata and checksums);
-- :func:`glossary_problems`: terms translated otherwise than the glossary says.
+- :func:`glossary_problems`: terms translated otherwise than the glossary says;
+- :func:`gloss_problems`: a notebook whose first 词元 (教师强制, any term with a ``gloss``) is not glossed.
 """
 
 import copy
@@ -15,7 +16,8 @@ import nbformat
 from nbformat import NotebookNode
 
 from autograder.course.notebooks import is_student_cell
-from editions.glossary import Problem, check_cell, load_exceptions, load_terms
+from editions.glossary import GlossProblem, Problem, check_cell, load_exceptions, load_terms
+from editions.glossary import gloss_problems as first_use_glosses
 from editions.markup import differences
 from editions.release import EDITION_KEY, serialised
 from editions.translations import Translation, english_hash
@@ -96,6 +98,15 @@ def glossary_problems(
         uses += used
         problems += found
     return cells, uses, problems
+
+
+def gloss_problems(
+    english: dict[str, str], translations: dict[str, Translation], language: str = "zh"
+) -> list[GlossProblem]:
+    """The glossed terms (词元（token）, 教师强制（teacher forcing）) whose first use in the notebook's current
+    translations, in cell order, lacks the gloss, or whose gloss comes again later."""
+    cells = {cell_id: translated for cell_id, (_, translated) in current_pairs(english, translations).items()}
+    return first_use_glosses(cells, load_terms(language))
 
 
 def read(path) -> NotebookNode:

@@ -11,7 +11,14 @@ The translation must then contain the Chinese term, or one of its accepted forms
 a full-width parenthesis (暂退法 for 暂退法（dropout）), the English in it (dropout), or a form the
 glossary lists under ``also``; and none of the variants listed under ``not`` (层规范化 for 层归一化),
 except those marked as wrong in one sense only (``标记（指词元时）``), which no program can tell.
-An entry ``{en: A / B, zh: 甲 / 乙}`` is two terms, A -> 甲 and B -> 乙.
+The variants listed under ``never`` are wrong in every cell, whatever its English says (评分标准, a
+grading rubric, is never a model's metric or score; 解码器栈 is never a stack of layers).
+An entry ``{en: A / B, zh: 甲 / 乙}`` is two terms, A -> 甲 and B -> 乙; ``{en: A / B, zh: 甲}`` is two
+English terms with the same Chinese term.
+
+A term with a ``gloss`` (``{en: token, zh: 词元, gloss: 词元（token）}``) is glossed once per notebook:
+:func:`gloss_problems` asks that the first 词元 of each notebook's translation, in cell order, be
+written 词元（token）, and that no later one be.
 
 An English word can be used in another sense than the glossary's (a mask that *masks*, the "values"
 of a tensor, the model's output *head*): ``glossary_exceptions.yaml`` beside the glossary lists,
@@ -37,10 +44,14 @@ class Term:
     first: str
     also: tuple[str, ...] = ()
     wrong: tuple[str, ...] = ()
+    never: tuple[str, ...] = ()  # wrong in every cell, whether or not its English uses the term
+    gloss: str = ""  # the full form of the notebook's first use, e.g. 词元（token）
     pattern: re.Pattern = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pattern", english_pattern(self.english))
+        if self.gloss and not (self.gloss.startswith(self.chinese + "（") and self.gloss.endswith("）")):
+            raise ValueError(f"the gloss of '{self.english}' must be {self.chinese}（...）, not {self.gloss}")
 
     @property
     def accepted(self) -> tuple[str, ...]:
@@ -71,13 +82,18 @@ ONE_SENSE_ONLY = re.compile(r"（指.*时）")
 
 
 def entry_terms(entry: dict) -> list[Term]:
-    """The terms of one glossary entry: one, or one per pair of an ``A / B`` entry."""
+    """The terms of one glossary entry: one, one per pair of an ``A / B`` entry, or one per English term of an
+    ``{en: A / B, zh: 甲}`` entry."""
     english, chinese = [e.strip() for e in entry["en"].split(" / ")], [z.strip() for z in str(entry["zh"]).split(" / ")]
-    if len(english) != len(chinese):
+    if len(chinese) == 1:
+        chinese *= len(english)
+    elif len(english) != len(chinese):
         english, chinese = [entry["en"]], [str(entry["zh"])]
     wrong = tuple(w for w in entry.get("not", ()) if not ONE_SENSE_ONLY.search(str(w)))
-    also = tuple(entry.get("also", ()))
-    return [Term(en, zh, entry.get("first", ""), also, wrong) for en, zh in zip(english, chinese, strict=True)]
+    also, never, gloss = tuple(entry.get("also", ())), tuple(entry.get("never", ())), entry.get("gloss", "")
+    return [
+        Term(en, zh, entry.get("first", ""), also, wrong, never, gloss) for en, zh in zip(english, chinese, strict=True)
+    ]
 
 
 def load_terms(language: str = "zh", path: Path | None = None) -> list[Term]:
@@ -126,4 +142,38 @@ def check_cell(
         if not any(form.lower() in words.lower() for form in term.accepted):
             problems.append(Problem(cell_id, term))
         problems += [Problem(cell_id, term, wrong) for wrong in term.wrong if wrong in words]
+    flagged = {problem.wrong for problem in problems}
+    for term in [*used, *terms]:  # the variants wrong everywhere, in cells not using the term too, each once
+        for never in term.never if term.english not in skip else ():
+            if never in words and never not in flagged:
+                flagged.add(never)
+                problems.append(Problem(cell_id, term, never))
     return len(used), problems
+
+
+@dataclass(frozen=True)
+class GlossProblem:
+    cell_id: str
+    term: Term
+    first: bool  # True: the notebook's first use lacks the gloss; False: a later use repeats it
+
+    def __str__(self) -> str:
+        if self.first:
+            return f"{self.cell_id}: the notebook's first {self.term.chinese} must be written {self.term.gloss}"
+        return f"{self.cell_id}: {self.term.gloss} again: only the notebook's first {self.term.chinese} is glossed"
+
+
+def gloss_problems(cells: dict[str, str], terms: list[Term]) -> list[GlossProblem]:
+    """Each glossed term whose first use in ``cells`` (cell id -> translation, in the notebook's order) is not
+    written with its gloss, or whose gloss comes again after it."""
+    problems, glossed = [], {(term.chinese, term.gloss): term for term in terms if term.gloss}
+    for term in glossed.values():
+        seen = False
+        for cell_id, text in cells.items():
+            words = prose(text)
+            for match in re.finditer(re.escape(term.chinese), words):
+                with_gloss = words.startswith(term.gloss, match.start())
+                if with_gloss == seen:  # the first without its gloss, or a later one with it
+                    problems.append(GlossProblem(cell_id, term, first=not seen))
+                seen = True
+    return problems

@@ -8,7 +8,7 @@ Per notebook, each test fails until ``editions/zh/NN_name.yaml`` translates ever
 import pytest
 
 from editions import checks
-from editions.glossary import check_cell, load_terms, terms_used
+from editions.glossary import check_cell, gloss_problems, load_exceptions, load_terms, terms_used
 from editions.translations import Translation, english_hash, load, markdown_cells, translation_file
 from tests.support.editions import LANGUAGE, SAMPLE_ASSIGNMENT, sample
 
@@ -46,6 +46,11 @@ def test_translations_use_the_glossary_terms(assignment: str, record_property):
     record_property("glossary", f"{cells} cells, {uses} term uses checked")
     print(f"{assignment}: glossary checked {uses} term uses in {cells} cells")
     assert cells, f"{assignment}: no current translation uses a glossary term: nothing was checked"
+    assert not problems, "\n".join(map(str, problems))
+
+
+def test_the_first_token_and_teacher_forcing_of_the_notebook_are_glossed(assignment: str):
+    problems = checks.gloss_problems(markdown_cells(assignment), translations(assignment), LANGUAGE)
     assert not problems, "\n".join(map(str, problems))
 
 
@@ -126,3 +131,72 @@ def test_the_glossary_reads_prose_only_and_longer_terms_first():
     )
     used = sorted(term.english for term in terms_used(english, terms))
     assert used == ["key-value cache", "rotary position embedding"], used
+
+
+def notebook_text(assignment: str) -> dict[str, str]:
+    """A copy of a notebook's committed translation: cell id -> text, in the notebook's order."""
+    committed = load(LANGUAGE, assignment)
+    return {cell: committed[cell].text for cell in markdown_cells(assignment) if cell in committed}
+
+
+def test_the_gloss_check_catches_a_missing_and_a_repeated_gloss():
+    terms = load_terms(LANGUAGE)
+    assert {(t.english, t.gloss) for t in terms if t.gloss} >= {
+        ("token", "词元（token）"),
+        ("teacher forcing", "教师强制（teacher forcing）"),
+    }
+    text = notebook_text("07_language_model")  # uses both: 词元 from its first cell, 教师强制 once, in 8716c872
+    assert gloss_problems(text, terms) == []
+    first = next(cell for cell, words in text.items() if "词元（token）" in words)
+    later = next(cell for cell, words in list(text.items())[1:] if cell != first and "词元" in words)
+    for damaged, cell, is_first in [
+        ({**text, first: text[first].replace("词元（token）", "词元", 1)}, first, True),  # gloss missing
+        ({**text, first: text[first].replace("词元（token）", "词元 (token)", 1)}, first, True),  # not full-width
+        ({**text, later: text[later].replace("词元", "词元（token）", 1)}, later, False),  # glossed twice
+        ({**text, "8716c872": text["8716c872"].replace("教师强制（teacher forcing）", "教师强制")}, "8716c872", True),
+    ]:
+        assert [(p.cell_id, p.first) for p in gloss_problems(damaged, terms)] == [(cell, is_first)], damaged[cell]
+    # The first 词元 is the one glossed, wherever it stands: a gloss further on does not stand in for it.
+    moved = {
+        **text,
+        first: text[first].replace("词元（token）", "词元", 1),
+        later: text[later].replace("词元", "词元（token）", 1),
+    }
+    assert [(p.cell_id, p.first) for p in gloss_problems(moved, terms)] == [(first, True), (later, False)]
+
+
+WQ = "请用自己的话作答，每题几句话即可。这些题目由人工评分。"
+
+
+# Each variant issue 32 found (or a wording it replaced), put back into a copy of a corrected cell.
+REMOVED_VARIANTS = [
+    ("07_language_model", "b5bde0f3", "评估指标", "评分标准"),  # the English says "score": checked everywhere
+    ("07_language_model", "c988ab28", "衡量它的指标", "它的评分标准"),
+    ("05_encoder_decoder", "written_teacher_forcing", "序列级指标", "序列级评分标准"),  # "metric"
+    ("07_language_model", "8716c872", "解码器堆叠", "解码器栈"),
+    ("07_language_model", "a4dcd334", "可学习的位置编码", "可学习的位置嵌入"),
+    ("02_multi_head_attention", "3f69cbab", "可学习的位置编码", "可学习的位置嵌入"),
+    ("03_positional_encoding", "4616868d", "可学习的位置编码", "可学习的位置嵌入"),
+    ("07_language_model", "written_rope_offset", "可学习的绝对位置编码", "可学习的绝对位置嵌入"),
+    ("05_encoder_decoder", "50f7e576", WQ, "每题用几句话、以你自己的话作答。这些题目由人工评分。"),
+    ("06_ag_news_classifier", "a7a0abde", WQ, "每道题用几句话、用你自己的话回答。这些题由人工评分。"),
+    ("07_language_model", "1eea7d84", WQ, "每道题用几句话、以你自己的话回答。这些题目由人工评分。"),
+]
+
+
+@pytest.mark.parametrize(
+    ("notebook", "cell", "right", "wrong"),
+    REMOVED_VARIANTS,
+    ids=[f"{notebook}:{cell}" for notebook, cell, _, _ in REMOVED_VARIANTS],
+)
+def test_the_glossary_check_catches_each_variant_issue_32_removed(notebook, cell, right, wrong):
+    terms, skip = load_terms(LANGUAGE), load_exceptions(LANGUAGE, notebook).get(cell, set())
+    english, text = markdown_cells(notebook)[cell], notebook_text(notebook)[cell]
+    assert text.count(right) == 1 and check_cell(cell, english, text, terms, skip)[1] == []
+    _, problems = check_cell(cell, english, text.replace(right, wrong), terms, skip)
+    assert problems, f"{cell}: {wrong} was not caught"
+    found = {p.wrong for p in problems} - {None}
+    if wrong.endswith("人工评分。"):  # another wording of the written-question instruction: the sentence is missing
+        assert [(p.term.chinese, p.wrong) for p in problems] == [(WQ, None)]
+    else:  # the variant itself is named (评分标准 in 它的评分标准)
+        assert found and all(variant in wrong for variant in found), problems
