@@ -518,6 +518,12 @@ VARIANTS = [
     mutant("extra_credit_beam", "eos_beams_extended", ("done = tokens == eos_idx", "done = tokens < 0")),
     mutant(
         "extra_credit_beam",
+        "length_counts_bos",
+        ("length_penalty(tokens_of.numel() - 1)", "length_penalty(tokens_of.numel())"),
+        ("length = beams.size(1) - 1", "length = beams.size(1)"),
+    ),
+    mutant(
+        "extra_credit_beam",
         "logits_summed_not_log_probabilities",
         ("scores[:, None] + logits.float().log_softmax(dim=-1)", "scores[:, None] + logits.float()"),
     ),

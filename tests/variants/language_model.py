@@ -608,6 +608,14 @@ VARIANTS = [
     ),
     mutant(
         "extra_credit_gqa",
+        "cache_holds_unrotated_keys",  # the same outputs: every call turns the whole cache again, from position 0
+        ("k = apply_rope(k, positions, self.rope_base)\n        ", ""),
+        (GQA_ATTEND, "all_positions = torch.arange(past + length, device=x.device)\n        "
+                     "attended = causal_attention(q, apply_rope(k, all_positions, self.rope_base)"
+                     ".repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1))"),
+    ),
+    mutant(
+        "extra_credit_gqa",
         "no_value_error_for_a_non_divisor",
         ("if not 1 <= num_kv_heads <= num_heads or num_heads % num_kv_heads:", "if num_kv_heads < 1:"),
     ),

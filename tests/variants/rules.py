@@ -60,6 +60,11 @@ RULES: list[Rule] = [
         ("Build every mask from the ids, on the ids' device", "transformer_device", "causal_mask_on_the_cpu"),
     ),
     *_rules(
+        SEQ2SEQ,
+        "extra_credit_beam",
+        ("`length` counts its tokens after `<bos>`", "extra_credit_beam_search", "length_counts_bos"),
+    ),
+    *_rules(
         AG_NEWS,
         "classifier",
         ("appending padding to a sequence changes none of its logits", "classifier_padding", "pooling_over_padding"),
@@ -126,6 +131,8 @@ RULES: list[Rule] = [
             "extra_credit_gqa_cache",
             "widened_before_caching",
         ),
+        ("the cache holds the $G$ key/value heads, `(B, G, P + L, D_h)` each, keys rotated", "extra_credit_gqa_cache",
+         "cache_holds_unrotated_keys"),
         ("$G = H$ reproduces `CausalSelfAttention`", "extra_credit_gqa_cache", "values_first_in_kv"),
         ("any dtype and device", "extra_credit_gqa_cache", "positions_on_the_default_device"),
     ),
