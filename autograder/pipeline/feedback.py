@@ -38,7 +38,7 @@ from autograder.course.course import Course  # noqa: E402
 from autograder.course.notebooks import HIDDEN_TESTS, edition, grade_id, is_graded_test_cell  # noqa: E402
 from autograder.course.paths import SUBMISSION_MARKS  # noqa: E402
 from autograder.course.settings import RELEASE_DIRECTORY, SOURCE_DIRECTORY  # noqa: E402
-from autograder.pipeline.feedback_text import WORDS, words  # noqa: E402
+from autograder.pipeline.feedback_text import WORDS, page_language, words  # noqa: E402
 from autograder.pipeline.results import Status, SubmissionResult, load_results  # noqa: E402
 
 DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
@@ -152,8 +152,9 @@ def render_maths(markdown: str) -> str:
 
 def summary_cell(result: SubmissionResult, notebook: str, secrets: Secrets, say: dict = WORDS["en"]) -> NotebookNode:
     """The summary at the top of the page, in the words ``say`` of the student's edition."""
+    status = say["statuses"][result.status]
     lines = [f"# {say['feedback']}: {result.assignment} / {notebook}", "",
-             f"**{say['student']}:** {result.student} &nbsp; **{say['status']}:** {result.status}"]  # fmt: skip
+             f"**{say['student']}:** {result.student} &nbsp; **{say['status']}:** {status}"]  # fmt: skip
     if result.reason:
         lines.append(f"**{say['note']}:** {html.escape(secrets.scrub(result.reason))}")
     tests = [t for t in result.tests if t.notebook == notebook]
@@ -192,11 +193,12 @@ def feedback_html(result: SubmissionResult, notebook_name: str, course: Course, 
     release = nbformat.read(course.release_folder(result.assignment) / f"{notebook_name}.ipynb", 4)
     path = autograded / f"{notebook_name}.ipynb"
     notebook = student_view(nbformat.read(path, 4), release, secrets) if path.exists() else new_notebook()
-    notebook.cells.insert(0, summary_cell(result, notebook_name, secrets, words(edition(notebook))))
+    language = page_language(edition(notebook))
+    notebook.cells.insert(0, summary_cell(result, notebook_name, secrets, words(language)))
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
             cell.source = render_maths(cell.source)
-    body, _ = HTMLExporter(template_name="lab").from_notebook_node(notebook)
+    body, _ = HTMLExporter(template_name="lab", language_code=language).from_notebook_node(notebook)
     # Drop every script: the CDN MathJax loader and its configuration are of no use offline.
     return SCRIPT.sub("", body)
 

@@ -18,6 +18,8 @@ WORDS = {
         "passed": "passed",
         "failed": "failed",
         "checks": "Checks that need a look by the instructor",
+        "statuses": {"graded": "graded", "missing": "missing", "unreadable": "unreadable", "timed out": "timed out",
+                     "crashed": "crashed", "flagged": "flagged"},  # fmt: skip
     },
     "zh": {
         "feedback": "反馈",
@@ -30,10 +32,17 @@ WORDS = {
         "passed": "通过",
         "failed": "未通过",
         "checks": "需要教师查看的检查项",
+        "statuses": {"graded": "已评分", "missing": "未提交", "unreadable": "无法读取", "timed out": "超时",
+                     "crashed": "内核中途退出", "flagged": "待教师查看"},  # fmt: skip
     },
 }
 
 
+def page_language(language: str) -> str:
+    """The language the page is written in: ``language`` where the page speaks it, else English."""
+    return language if language in WORDS else "en"
+
+
 def words(language: str) -> dict:
     """The summary's words in ``language`` (English for one the page does not speak)."""
-    return WORDS.get(language, WORDS["en"])
+    return WORDS[page_language(language)]

@@ -9,6 +9,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from autograder.course.course import Course
 from autograder.pipeline.feedback import HIDDEN_LINE_REMOVED, Secrets, student_view, summary_cell
+from autograder.pipeline.feedback_text import WORDS, page_language, words
 from autograder.pipeline.results import Status, SubmissionResult
 from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
 
@@ -102,3 +103,10 @@ def test_student_view_scrubs_answer_cells_and_the_summary() -> None:
     result.tests = [CellResult("a", "t1", 1.0, message=f"ValueError: {SECRET}")]
     summary = summary_cell(result, "a", secrets()).source
     assert "exact" not in summary and summary.count(HIDDEN_LINE_REMOVED) == 3
+
+
+def test_every_status_has_a_word_in_every_language_of_the_page() -> None:
+    for language, say in WORDS.items():
+        missing = [status for status in Status if status not in say["statuses"]]
+        assert not missing, f"the {language} feedback page has no word for {missing}"
+    assert words("zh")["statuses"][Status.CRASHED] != Status.CRASHED and page_language("fr") == "en"
