@@ -35,7 +35,7 @@ from tests.support.grading_seed import seed  # noqa: E402
 from tests.support.harness import (  # noqa: E402
     BROWSER_ARTIFACTS,
     SHARED_FOLDER_ENV,
-    combined_alternative_ids,
+    alternative_waves,
     combined_variants,
     inprocess_notebook,
 )
@@ -52,13 +52,15 @@ TIMINGS: dict[str, float] = {}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    for name, kinds in (("variant", {"mutant", "alternative"}), ("alternative", {"alternative"})):
-        if name in metafunc.fixturenames:
-            cases = [(a, v) for a in ASSIGNMENTS for v in VARIANTS.get(a, []) if v.kind in kinds]
-            if name == "alternative":  # each cell's first is graded through the notebook by test_autograde.py
-                cases = [(a, v) for a, v in cases if v.id not in combined_alternative_ids(a)]
-            metafunc.parametrize(("assignment", name), cases, ids=[f"{a}:{v.id}" for a, v in cases])
-            return
+    if "variant" in metafunc.fixturenames:
+        cases = [(a, v) for a in ASSIGNMENTS for v in VARIANTS.get(a, [])]
+        metafunc.parametrize(("assignment", "variant"), cases, ids=[f"{a}:{v.id}" for a, v in cases])
+        return
+    if "wave" in metafunc.fixturenames:  # wave 0, each cell's first alternative, is test_autograde.py's
+        cases = [(a, w) for a in ASSIGNMENTS for w in alternative_waves(a)[1:]]
+        ids = [f"{a}:" + "+".join(v.id for v in w) for a, w in cases]
+        metafunc.parametrize(("assignment", "wave"), cases, ids=ids)
+        return
     if "assignment" in metafunc.fixturenames:
         metafunc.parametrize("assignment", ASSIGNMENTS, scope="session")
 

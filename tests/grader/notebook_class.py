@@ -4,11 +4,12 @@
 derived from whichever notebook they are given, so that every notebook is graded at least
 once with a loop, a dying kernel and a leak in it:
 
-- ``first_blank``: the reference answers, except the first exercise, left as released;
+- ``blank_dies``: the reference answers, except the first exercise, left as released, and a cell
+  right after it that kills the kernel (``os._exit``): the clean re-run scores every test, and
+  gives every point that does not need the first exercise;
 - ``loops_first``: the reference answers, except that the first exercise loops forever when
-  called (it must keep exactly the points of ``first_blank``: the tests that do not call it);
-- ``dies_early``: the reference answers and a cell right after the first answer that kills
-  the kernel (``os._exit``): the clean re-run scores every test;
+  called: its kernel must keep exactly the points the clean re-run gave ``blank_dies``, those of
+  the tests that do not call it (two ways to the same points, compared);
 - ``prints_hidden``: the reference answers, the last of which prints every hidden-test
   block of the notebook (embedded in base64, as a student who got hold of them would).
 """
@@ -26,7 +27,7 @@ from autograder.course.notebooks import fill_answers, grade_id, is_answer_cell, 
 from autograder.course.settings import release_notebook, source_notebook
 from tests.grader.hostile_class import hidden_test_blocks
 
-STUDENTS = ("first_blank", "loops_first", "dies_early", "prints_hidden")
+STUDENTS = ("blank_dies", "loops_first", "prints_hidden")
 
 
 def source(assignment: str) -> NotebookNode:
@@ -57,26 +58,21 @@ def looping(answer: str) -> str:
     return f"{answer}\n\n{override}{indent}while True:\n{indent}    __import__('time').sleep(0.05)\n"
 
 
-def first_blank(assignment: str) -> NotebookNode:
+def blank_dies(assignment: str) -> NotebookNode:
+    first = answer_ids(assignment)[0]
     release = nbformat.read(release_notebook(assignment), as_version=4)
-    first = answer_ids(assignment)[0]
     untouched = next(cell.source for cell in release.cells if grade_id(cell) == first)
-    return filled(assignment, **{first: untouched})
-
-
-def loops_first(assignment: str) -> NotebookNode:
-    first = answer_ids(assignment)[0]
-    return filled(assignment, **{first: looping(reference_answers(source(assignment))[first])})
-
-
-def dies_early(assignment: str) -> NotebookNode:
-    notebook = filled(assignment)
-    first = answer_ids(assignment)[0]
+    notebook = filled(assignment, **{first: untouched})
     index = next(i for i, cell in enumerate(notebook.cells) if grade_id(cell) == first)
     cell = new_code_cell("import os\n\nos._exit(3)")
     del cell["id"]
     notebook.cells.insert(index + 1, cell)
     return notebook
+
+
+def loops_first(assignment: str) -> NotebookNode:
+    first = answer_ids(assignment)[0]
+    return filled(assignment, **{first: looping(reference_answers(source(assignment))[first])})
 
 
 def prints_hidden(assignment: str) -> NotebookNode:
@@ -87,9 +83,8 @@ def prints_hidden(assignment: str) -> NotebookNode:
 
 
 BUILDERS: dict[str, Callable[[str], NotebookNode]] = {
-    "first_blank": first_blank,
+    "blank_dies": blank_dies,
     "loops_first": loops_first,
-    "dies_early": dies_early,
     "prints_hidden": prints_hidden,
 }
 

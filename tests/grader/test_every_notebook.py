@@ -38,7 +38,10 @@ class GradedNotebook:
 
     @property
     def full(self) -> float:
-        return sum(test.max_score for test in self.results["first_blank"].tests)
+        return sum(test.max_score for test in self.results["prints_hidden"].tests)
+
+    def lost(self, student: str) -> list[str]:
+        return sorted(t.grade_id for t in self.results[student].tests if t.score < t.max_score)
 
 
 @pytest.fixture(scope="module", params=assignment_ids())
@@ -65,9 +68,12 @@ def test_the_reference_answers_score_full_marks_in_the_kernel_and_the_clean_reru
 
 
 def test_a_looping_exercise_keeps_the_points_of_every_test_that_does_not_call_it(graded: GradedNotebook) -> None:
-    loops, blank = graded.results["loops_first"], graded.results["first_blank"]
-    lost = [t.grade_id for t in loops.tests if t.score < t.max_score]
-    assert loops.score == blank.score, f"{loops.score} points, {blank.score} with the exercise left blank; {lost}"
+    # The tests that do not call the first exercise: those the clean re-run passed with it left blank.
+    loops, blank = graded.results["loops_first"], graded.results["blank_dies"]
+    assert graded.lost("loops_first") == graded.lost("blank_dies"), (
+        f"{loops.score} points, {blank.score} with the exercise left blank; lost {graded.lost('loops_first')} "
+        f"against {graded.lost('blank_dies')}"
+    )
     first = answer_ids(graded.assignment)[0]
     own = [t for t in loops.tests if t.grade_id.startswith(f"{first}_")]
     assert own and all(t.score == 0 and "limit" in t.message for t in own), own
@@ -75,9 +81,13 @@ def test_a_looping_exercise_keeps_the_points_of_every_test_that_does_not_call_it
 
 
 def test_a_kernel_that_dies_early_costs_no_point_the_clean_rerun_can_give(graded: GradedNotebook) -> None:
-    result = graded.results["dies_early"]
+    result = graded.results["blank_dies"]
     assert result.status == Status.CRASHED and "scored by the clean re-run" in result.reason, result.reason
-    assert result.score == graded.full, [t for t in result.tests if t.score < t.max_score]
+    refused = [t.grade_id for t in result.tests if t.clean_passed and t.score < t.max_score]
+    assert not refused, f"passed in the clean re-run, yet scored less than full: {refused}"
+    first = answer_ids(graded.assignment)[0]
+    assert 0 < result.score < graded.full and all(not t.grade_id.startswith(f"{first}_") or t.score == 0
+                                                   for t in result.tests), graded.lost("blank_dies")  # fmt: skip
 
 
 def test_no_feedback_page_shows_a_hidden_test_line(graded: GradedNotebook) -> None:

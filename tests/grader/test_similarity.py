@@ -148,6 +148,8 @@ def test_robust_z_against_the_median_and_mad_with_a_floor() -> None:
     assert z[0, 1] == pytest.approx(0.1 / (1.4826 * scores.MAD_FLOOR))
 
 
+# Whole classes per notebook: in make test, not in the edit-test loop (the canonical form's unit tests are).
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_planted_copies_rank_above_every_independent_pair(
     assignment: str, seed: int, throwaway_course: ThrowawayCourse
@@ -335,6 +337,7 @@ def test_each_disguise_computes_what_its_source_computes(family: tuple[str, ...]
     assert torch.equal(source["padding_mask"](ids, 0), copied["padding_mask"](ids, 0))
 
 
+@pytest.mark.slow
 def test_each_disguise_family_alone_and_three_at_a_time_ranks_above_every_independent_pair(
     assignment: str, throwaway_course: ThrowawayCourse
 ) -> None:

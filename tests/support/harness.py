@@ -54,13 +54,30 @@ def variant_answer(assignment: str, variant: Variant) -> dict[str, str]:
     return {variant.cell: variant.apply(reference)}
 
 
-def combined_alternative_ids(assignment: str) -> set[str]:
-    """The alternatives :func:`combined_variants` hands in together: each answer cell's first."""
-    first: dict[str, str] = {}
+def alternative_waves(assignment: str) -> list[list[Variant]]:
+    """The notebook's alternatives in waves: wave 0 holds each answer cell's first, wave k its (k+1)-th.
+
+    The alternatives of one wave are handed in together: they are all correct answers, so together
+    they must pass every test too. Wave 0 goes to plain nbgrader (``combined_variants``); the later
+    waves are graded through the notebook in-process (``tests/test_variants.py``).
+    """
+    by_cell: dict[str, list[Variant]] = {}
     for variant in VARIANTS.get(assignment, []):
         if variant.kind == "alternative":
-            first.setdefault(variant.cell, variant.id)
-    return set(first.values())
+            by_cell.setdefault(variant.cell, []).append(variant)
+    depth = max(map(len, by_cell.values()), default=0)
+    return [[alternatives[k] for alternatives in by_cell.values() if len(alternatives) > k] for k in range(depth)]
+
+
+def combined_alternative_ids(assignment: str) -> set[str]:
+    """The alternatives :func:`combined_variants` hands in together: each answer cell's first."""
+    waves = alternative_waves(assignment)
+    return {variant.id for variant in waves[0]} if waves else set()
+
+
+def wave_answers(assignment: str, wave: list[Variant]) -> dict[str, str]:
+    """The answer cells of one wave of alternatives (one per cell), each with its alternative's source."""
+    return {cell: source for variant in wave for cell, source in variant_answer(assignment, variant).items()}
 
 
 def combined_variants(assignment: str) -> dict[str, dict[str, str]]:
