@@ -518,6 +518,22 @@ VARIANTS = [
     mutant("extra_credit_beam", "eos_beams_extended", ("done = tokens == eos_idx", "done = tokens < 0")),
     mutant(
         "extra_credit_beam",
+        "branches_only_at_the_first_step",  # the first step keeps the best k; then each hypothesis goes on greedily
+        (
+            "candidates = (scores[:, None] + logits.float().log_softmax(dim=-1)).flatten()  # (k * V,)",
+            "extended = scores[:, None] + logits.float().log_softmax(dim=-1)  # (k, V)\n"
+            "                if beams.size(1) > 1:\n"
+            "                    best_of_each = extended == extended.max(dim=-1, keepdim=True).values\n"
+            "                    extended = extended.masked_fill(~best_of_each, float('-inf'))\n"
+            "                candidates = extended.flatten()",
+        ),
+        (
+            "candidates.topk(min(beam_size - len(finished), candidates.numel()))",
+            "candidates.topk(min(beam_size - len(finished), int(candidates.isfinite().sum())))",
+        ),
+    ),
+    mutant(
+        "extra_credit_beam",
         "length_counts_bos",
         ("length_penalty(tokens_of.numel() - 1)", "length_penalty(tokens_of.numel())"),
         ("length = beams.size(1) - 1", "length = beams.size(1)"),

@@ -63,6 +63,11 @@ RULES: list[Rule] = [
         SEQ2SEQ,
         "extra_credit_beam",
         ("`length` counts its tokens after `<bos>`", "extra_credit_beam_search", "length_counts_bos"),
+        (
+            "one of greedy's choices (the first, or a later one) leads to unlikely continuations",
+            "extra_credit_beam_search",
+            "branches_only_at_the_first_step",
+        ),
     ),
     *_rules(
         AG_NEWS,
