@@ -534,6 +534,11 @@ VARIANTS = [
     ),
     mutant(
         "extra_credit_beam",
+        "finished_hypotheses_extended_too",  # kept among the finished and in the beam: the output hides it
+        ("beams, scores = beams[~done], top.values[~done]", "scores = top.values"),
+    ),
+    mutant(
+        "extra_credit_beam",
         "length_counts_bos",
         ("length_penalty(tokens_of.numel() - 1)", "length_penalty(tokens_of.numel())"),
         ("length = beams.size(1) - 1", "length = beams.size(1)"),

@@ -63,6 +63,8 @@ RULES: list[Rule] = [
         SEQ2SEQ,
         "extra_credit_beam",
         ("`length` counts its tokens after `<bos>`", "extra_credit_beam_search", "length_counts_bos"),
+        ("a hypothesis that produced `<eos>` is never extended", "extra_credit_beam_format",
+         "finished_hypotheses_extended_too"),
         (
             "one of greedy's choices (the first, or a later one) leads to unlikely continuations",
             "extra_credit_beam_search",
