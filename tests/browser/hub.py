@@ -13,6 +13,7 @@ import os
 import secrets
 import shutil
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -40,6 +41,10 @@ c.JupyterHub.load_roles = [{{
 
 class KernelError(RuntimeError):
     """Code run in a user's kernel raised: the traceback, as the kernel sent it."""
+
+
+class KernelNeverAnswered(RuntimeError):
+    """The server closed the kernel's channel before the kernel said a word: the code never ran."""
 
 
 @dataclass
@@ -91,6 +96,17 @@ class Hub:
     def run_as(self, name: str, code: str, timeout: float = 300) -> str:
         """Run ``code`` in a new kernel of ``name``'s own server; its standard output (raises on an error)."""
         self.start_server(name)
+        try:
+            return self.run_in_new_kernel(name, code, timeout)
+        except KernelNeverAnswered:
+            # jupyter_client picks a kernel's ports before the kernel binds them; on a busy machine
+            # another process can take one in between, the kernel dies at start ("Address already in
+            # use") and the server gives up on the channel after 60 s (a full run, 2026-11-27). The
+            # code never ran: once more, in a fresh kernel.
+            print(f"{name}'s kernel never answered; running the code in a fresh kernel", file=sys.stderr)
+            return self.run_in_new_kernel(name, code, timeout)
+
+    def run_in_new_kernel(self, name: str, code: str, timeout: float) -> str:
         kernel = self.request(f"user/{name}/api/kernels", method="POST", body={"name": "python3"})
         try:
             return execute(f"ws://127.0.0.1:{self.port}/user/{name}/api/kernels/{kernel['id']}/channels",
@@ -123,11 +139,18 @@ def execute(url: str, token: str, code: str, timeout: float) -> str:
     message = {"header": header, "parent_header": {}, "metadata": {}, "content": content, "channel": "shell"}
     connection.send(json.dumps(message))
     output, error, deadline = [], None, time.monotonic() + timeout
+    answered = False
     try:
         while time.monotonic() < deadline:
-            reply = json.loads(connection.recv())
+            try:
+                reply = json.loads(connection.recv())
+            except websocket.WebSocketConnectionClosedException as closed:
+                if answered:
+                    raise
+                raise KernelNeverAnswered(f"the channel closed before any reply: {closed}") from closed
             if reply.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
+            answered = True
             kind = reply["header"]["msg_type"]
             if kind == "stream":
                 output.append(reply["content"]["text"])
