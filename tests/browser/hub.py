@@ -143,11 +143,14 @@ def execute(url: str, token: str, code: str, timeout: float) -> str:
     try:
         while time.monotonic() < deadline:
             try:
-                reply = json.loads(connection.recv())
-            except websocket.WebSocketConnectionClosedException as closed:
+                raw = connection.recv()
+            except websocket.WebSocketConnectionClosedException:  # dropped, where a close frame reads as ""
+                raw = ""
+            if not raw:
                 if answered:
-                    raise
-                raise KernelNeverAnswered(f"the channel closed before any reply: {closed}") from closed
+                    raise websocket.WebSocketConnectionClosedException("the channel closed while the code ran")
+                raise KernelNeverAnswered("the server closed the channel before any reply to the request")
+            reply = json.loads(raw)
             if reply.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
             answered = True
