@@ -143,8 +143,10 @@ def check_cell(
             problems.append(Problem(cell_id, term))
         problems += [Problem(cell_id, term, wrong) for wrong in term.wrong if wrong in words]
     flagged = {problem.wrong for problem in problems}
-    for term in [*used, *terms]:  # the variants wrong everywhere, in cells not using the term too, each once
-        for never in term.never if term.english not in skip else ():
+    for term in terms:  # the variants wrong everywhere, in cells not using the term too, each once
+        if term.english in skip:
+            continue
+        for never in term.never:
             if never in words and never not in flagged:
                 flagged.add(never)
                 problems.append(Problem(cell_id, term, never))
