@@ -30,7 +30,7 @@ $(STAMP): requirements.txt requirements-lock.txt classroom/requirements-hub-node
 install: $(STAMP)  ## create .venv and install everything (once; again when a requirements file changes)
 
 lab: install  ## open the student notebooks in JupyterLab (EDITION=zh: the Chinese edition, notebooks_zh/)
-	$(BIN)/jupyter lab $(ALLOW_ROOT) --ServerApp.root_dir=$(RELEASE_FOLDER)
+	TFCOURSE_EDITION=$(EDITION) $(BIN)/jupyter lab $(ALLOW_ROOT) --ServerApp.root_dir=$(RELEASE_FOLDER)
 
 lab-zh:  ## 打开中文版学生笔记本 (make lab EDITION=zh)
 	$(MAKE) lab EDITION=zh

@@ -64,6 +64,7 @@ from book.alt_text import set_alt_text  # noqa: E402
 from book.words import EN, LANGUAGES, Words, link_to_other_language, other  # noqa: E402
 from editions.release import current  # noqa: E402
 from editions.translations import load  # noqa: E402
+from tfcourse.language import EDITION_VARIABLE  # noqa: E402
 
 # Read in the kernel that executes a notebook, before its first cell: figures describe themselves.
 KERNEL_STARTUP = "from tfcourse.figure_text import install\n\ninstall()\n"
@@ -186,8 +187,11 @@ def reader_copy(source: NotebookNode) -> NotebookNode:
     return reader
 
 
-def execute(notebook: NotebookNode, folder: Path) -> None:
+def execute(notebook: NotebookNode, folder: Path, language: str = EN.language) -> None:
     """Run ``notebook`` in a temporary copy of ``folder`` (whatever it writes stays out of the repository).
+
+    The kernel speaks ``language`` (``TFCOURSE_EDITION``, :mod:`tfcourse.language`): the course's printouts,
+    test messages and figure text in the page's language.
 
     The sibling notebooks lie beside it as in a student's copy of the course (06's last section
     reads the answers of 01-05 from them): here they hold the reference answers. The kernel reads an
@@ -206,31 +210,33 @@ def execute(notebook: NotebookNode, folder: Path) -> None:
                 shutil.copy(sibling, Path(work) / sibling.parent.name / sibling.name)
         NotebookClient(
             notebook, timeout=CELL_TIMEOUT_SECONDS, kernel_name="python3", resources={"metadata": {"path": str(here)}}
-        ).execute(env=os.environ | {"IPYTHONDIR": str(startup.parents[1])})
+        ).execute(env=os.environ | {"IPYTHONDIR": str(startup.parents[1]), EDITION_VARIABLE: language})
 
 
 def build_pages(number: int, pages: dict[str, list[Page]], fast: bool) -> tuple[float, int, dict[str, str]]:
-    """Execute the ``number``-th notebook's reader copy; its seconds, figure count and HTML page per language."""
+    """Execute the ``number``-th notebook's reader copy once per language; its seconds, figure count and pages."""
     assignment = next(iter(pages.values()))[number].assignment
     source = nbformat.read(COURSE.source_notebook(assignment), as_version=4)
-    notebook = reader_copy(source)
     start = time.perf_counter()
-    try:
-        execute(notebook, COURSE.source_folder(assignment))
-    except CellExecutionError as error:
-        raise RuntimeError(f"{assignment}: a cell of the reader copy failed\n{error}") from None
+    executed = {}
+    for language in pages:
+        executed[language] = reader_copy(source)
+        try:
+            execute(executed[language], COURSE.source_folder(assignment), language)
+        except CellExecutionError as error:
+            raise RuntimeError(f"{assignment} ({language}): a cell of the reader copy failed\n{error}") from None
     seconds = time.perf_counter() - start
     html_pages = {}
     for language, listed in pages.items():
         words, page = LANGUAGES[language], listed[number]
-        page_notebook = translated(notebook, source, assignment, language)
+        page_notebook = translated(executed[language], source, assignment, language)
         set_alt_text(page_notebook, language)
         page_notebook.metadata["title"] = page.title
         before = listed[number - 1] if number > 0 else None
         after = listed[number + 1] if number + 1 < len(listed) else None
         reader = navigation(words, page.file_name, before, after, fast) | {"student_notebook": page.student_notebook}
         html_pages[language] = render(ReaderExporter(language_code=language), page_notebook, assignment, reader)
-    return seconds, figure_count(notebook), html_pages
+    return seconds, figure_count(next(iter(executed.values()))), html_pages
 
 
 def title_and_summary(notebook: NotebookNode) -> tuple[str, str]:

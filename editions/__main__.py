@@ -1,15 +1,18 @@
-"""``python -m editions status LANGUAGE``, ``todo LANGUAGE ASSIGNMENT`` and ``release LANGUAGE``.
+"""``python -m editions status LANGUAGE``, ``todo LANGUAGE ASSIGNMENT``, ``release LANGUAGE`` and ``messages LANGUAGE``.
 
 ``status`` counts, per notebook, the Markdown cells translated, stale (the English changed since)
 and missing. ``todo`` prints each stale or missing cell of one notebook, its id, the hash to record
 and the English to translate, in the order of the notebook. ``release`` writes the translated
 student release, ``notebooks_LANGUAGE/`` (``make release`` runs it), and names the notebooks whose
-cells it had to leave in English.
+cells it had to leave in English. ``messages`` brings the message catalogs (``tfcourse/locale/LANGUAGE/*.po``)
+up to date with the English the notebooks and :mod:`tfcourse` print and draw, and counts what is left to
+translate.
 """
 
 import argparse
 
 from autograder.course.settings import assignment_ids
+from editions.messages import sources, untranslated, update
 from editions.release import release_directory, write_release
 from editions.translations import english_hash, load, markdown_cells
 
@@ -46,6 +49,17 @@ def release(language: str) -> int:
     return 0
 
 
+def messages(language: str, names: list[str]) -> int:
+    left = 0
+    for name, found in sources().items():
+        if names and name not in names:
+            continue
+        missing = untranslated(update(language, name, found))
+        print(f"{name}: {len(found)} messages, {len(missing)} untranslated or fuzzy")
+        left += len(missing)
+    return 1 if left else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m editions", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -54,7 +68,12 @@ def main() -> int:
     todo_parser.add_argument("language")
     todo_parser.add_argument("assignment")
     commands.add_parser("release", help="write the translated student release").add_argument("language")
+    messages_parser = commands.add_parser("messages", help="update the message catalogs, count what is untranslated")
+    messages_parser.add_argument("language")
+    messages_parser.add_argument("catalogs", nargs="*", help="only these (a notebook's name, or tfcourse)")
     args = parser.parse_args()
+    if args.command == "messages":
+        return messages(args.language, args.catalogs)
     if args.command == "release":
         return release(args.language)
     return status(args.language) if args.command == "status" else todo(args.language, args.assignment)

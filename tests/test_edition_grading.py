@@ -4,7 +4,8 @@ The Chinese notebook is made in the throw-away course from that course's English
 same function as ``notebooks_zh/`` (its text: the committed translation of 01 over a five-cell
 sample, tests/support/editions.py). Filled with the reference answers, it validates, scores full
 marks under plain nbgrader and under ``python -m autograder grade``, exactly as the English one
-does, and its feedback keeps the student's language.
+does, and its feedback keeps the student's language; a wrong answer's failure comes in Chinese too
+(the grader runs a Chinese submission's tests in the zh edition, tfcourse/messages.py).
 """
 
 import re
@@ -34,7 +35,14 @@ def submissions(course) -> dict:
     release, source = read(course.release_notebook(ASSIGNMENT)), read(course.source_notebook(ASSIGNMENT))
     chinese = translate(release, source, translations_with_sample(ASSIGNMENT), LANGUAGE)
     answers = reference_answers(source)
-    return {"en": fill_answers(release, answers), "zh": fill_answers(chinese, answers), "zh_blank": chinese}
+    wrong = {**answers, "sdpa": answers["sdpa"].replace("softmax(dim=-1)", "softmax(dim=-2)")}
+    assert wrong != answers
+    return {
+        "en": fill_answers(release, answers),
+        "zh": fill_answers(chinese, answers),
+        "zh_blank": chinese,
+        "zh_wrong_axis": fill_answers(chinese, wrong),
+    }
 
 
 def chinese_cells(notebook) -> list[str]:
@@ -50,6 +58,8 @@ def test_plain_nbgrader_grades_both_editions_the_same(throwaway_course: Throwawa
     assert Validator().validate(str(path)) == {}, "the Chinese notebook with the reference answers fails validation"
     scores = {}
     for student, notebook in notebooks.items():
+        if student == "zh_wrong_axis":
+            continue  # the course grader's test below grades it
         submit(course, ASSIGNMENT, student, notebook)
         start = time.perf_counter()
         scores[student] = autograde(api, course, ASSIGNMENT, student)
@@ -67,7 +77,7 @@ def test_the_course_grader_grades_both_editions_the_same_and_answers_in_the_stud
 ):
     course = throwaway_course(ASSIGNMENT, name="edition-grade", seeded=True)
     notebooks = submissions(course)
-    for student in ("en", "zh"):
+    for student in ("en", "zh", "zh_wrong_axis"):
         submit(course, ASSIGNMENT, student, notebooks[student])
     start = time.perf_counter()
     results = {r.student: r for r in grade(course, jobs=2, progress=False)}
@@ -75,6 +85,10 @@ def test_the_course_grader_grades_both_editions_the_same_and_answers_in_the_stud
     full = sum(test.max_score for test in results["en"].tests)
     assert results["en"].score == results["zh"].score == full, {s: (r.status, r.reason) for s, r in results.items()}
     assert [(t.grade_id, t.score) for t in results["en"].tests] == [(t.grade_id, t.score) for t in results["zh"].tests]
+    axis = {t.grade_id: t for t in results["zh_wrong_axis"].tests}["sdpa_softmax_axis"]
+    assert axis.score == 0 and CHINESE.search(axis.message) and "sum to 1" not in axis.message, (
+        f"a Chinese submission's failed test should explain itself in Chinese, got: {axis.message!r}"
+    )
 
     assert main(["--root", str(course.root), "feedback"]) == 0
     pages = {s: (course.grading.feedback(s, ASSIGNMENT) / f"{ASSIGNMENT}.html").read_text() for s in ("en", "zh")}

@@ -34,6 +34,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tfcourse.messages import tr
+
 CLASSES = ("World", "Sports", "Business", "Sci/Tech")  # label 0..3 = the file's class index 1..4
 COLUMNS = ("label", "title", "description", "text")
 HEADER = ("Class Index", "Title", "Description")  # the headered form's first row
@@ -419,15 +421,16 @@ def locate_data(data_dir: str | Path | None = None) -> AGNewsFiles:
     for folder, origin in _candidate_dirs(data_dir):
         if folder.resolve() == SAMPLE_DIR.resolve():
             return sample_files()
-        train, test = folder / "train.csv", folder / "test.csv"
+        train, test, shown = folder / "train.csv", folder / "test.csv", _shown(folder)
         if train.is_file() and test.is_file():
-            return AGNewsFiles(train, test, f"the full AG News dataset in {_shown(folder)} (from {origin})", False)
+            source = tr("the full AG News dataset in {folder} (from {origin})", folder=shown, origin=origin)
+            return AGNewsFiles(train, test, source, False)
         if test.is_file():
-            notes.append(f"{_shown(folder)} (from {origin}) has test.csv but no train.csv")
+            notes.append(tr("{folder} (from {origin}) has test.csv but no train.csv", folder=shown, origin=origin))
         elif train.is_file():
-            notes.append(f"{_shown(folder)} (from {origin}) has train.csv but no test.csv")
+            notes.append(tr("{folder} (from {origin}) has train.csv but no test.csv", folder=shown, origin=origin))
         elif origin != "`make data`":
-            notes.append(f"{_shown(folder)} (from {origin}) has neither train.csv nor test.csv")
+            notes.append(tr("{folder} (from {origin}) has neither train.csv nor test.csv", folder=shown, origin=origin))
     return sample_files(notes)
 
 
@@ -444,10 +447,13 @@ def sample_files(notes: Iterable[str] = ()) -> AGNewsFiles:
             f"committed sample ({SAMPLE_DIR}/train.csv and test.csv) is there. Run `make data`, or set "
             f"{DATA_ENV_VAR} to a folder holding train.csv and test.csv."
         )
-    source = (
-        f"the committed sample of {4 * SAMPLE_PER_CLASS:,} rows ({4 * SAMPLE_TRAIN_PER_CLASS:,} train, "
-        f"{4 * SAMPLE_TEST_PER_CLASS:,} test, a stratified subset of the official test split) in "
-        f"{_shown(SAMPLE_DIR)}; run `make data` for the full dataset"
+    source = tr(
+        "the committed sample of {rows:,} rows ({train:,} train, {test:,} test, a stratified subset of the official "
+        "test split) in {folder}; run `make data` for the full dataset",
+        rows=4 * SAMPLE_PER_CLASS,
+        train=4 * SAMPLE_TRAIN_PER_CLASS,
+        test=4 * SAMPLE_TEST_PER_CLASS,
+        folder=_shown(SAMPLE_DIR),
     )
     if notes:
         source += f" ({'; '.join(notes)})"

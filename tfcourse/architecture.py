@@ -19,6 +19,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
+from tfcourse.messages import tr
+
 Kind = Literal["input", "embed", "attention", "cross", "ffn", "add", "norm", "linear", "output"]
 Part = Literal["encoder", "decoder"]
 
@@ -73,16 +75,18 @@ def stack_blocks(part: Part, norm_first: bool, with_decoder: bool = False) -> li
 
     ``with_decoder``: the encoder of an encoder-decoder, whose output is the decoder's memory.
     """
-    if part == "encoder":
-        source, top = ("source ids (B, S)", "memory (B, S, d)") if with_decoder else ("ids (B, L)", "hidden (B, L, d)")
+    if part == "encoder" and with_decoder:
+        source, top = Block("input", "source ids (B, S)"), Block("output", "memory (B, S, d)")
+    elif part == "encoder":
+        source, top = Block("input", "ids (B, L)"), Block("output", "hidden (B, L, d)")
     else:
-        source = "target ids (B, T),\nshifted right"
-    blocks = [Block("input", source), Block("embed", "Embedding × √d\n+ positions")]
+        source = Block("input", "target ids (B, T),\nshifted right")
+    blocks = [source, Block("embed", "Embedding × √d\n+ positions")]
     blocks += layer_blocks(part, norm_first)
     if norm_first:
         blocks.append(Block("norm", "Final LayerNorm"))
     if part == "encoder":
-        blocks.append(Block("output", top))
+        blocks.append(top)
     else:
         blocks += [Block("linear", "Linear"), Block("output", "logits (B, T, V)")]
     return blocks
@@ -121,7 +125,7 @@ def _arrow(ax: Axes, points: list[tuple[float, float]], colour: str = "black") -
 def _draw_block(ax: Axes, placed: _Placed) -> None:
     block, x, y = placed.block, placed.x, placed.y
     if block.kind in ("input", "output"):
-        ax.text(x, y, block.text, ha="center", va="center", fontsize=FONT_SIZE, style="italic")
+        ax.text(x, y, tr(block.text), ha="center", va="center", fontsize=FONT_SIZE, style="italic")
         return
     if block.kind == "add":
         circle = Circle((x, y), ADD_RADIUS, facecolor=COLOURS["add"], edgecolor="black", linewidth=1.2, zorder=3)
@@ -142,7 +146,7 @@ def _draw_block(ax: Axes, placed: _Placed) -> None:
     )
     box.set_gid(block.kind)
     ax.add_patch(box)
-    ax.text(x, y, block.text, ha="center", va="center", fontsize=FONT_SIZE, zorder=4,
+    ax.text(x, y, tr(block.text), ha="center", va="center", fontsize=FONT_SIZE, zorder=4,
             fontweight="bold" if is_norm else "normal")
 
 
@@ -176,8 +180,8 @@ def _draw_stack(ax: Axes, part: Part, norm_first: bool, decoder: bool, x: float,
     ax.add_patch(frame)
     ax.text(x + side * (half_width + 0.15), (low + high) / 2, "× N", ha="left" if side > 0 else "right",
             va="center", fontsize=FONT_SIZE + 2, fontweight="bold")
-    ax.text(x, placed[-1].top + 0.7, part.capitalize(), ha="center", va="center", fontsize=FONT_SIZE + 2,
-            fontweight="bold")
+    heading = tr("Encoder") if part == "encoder" else tr("Decoder")
+    ax.text(x, placed[-1].top + 0.7, heading, ha="center", va="center", fontsize=FONT_SIZE + 2, fontweight="bold")
     return placed
 
 
@@ -193,7 +197,7 @@ def _draw_panel(ax: Axes, norm_first: bool, decoder: bool) -> None:
         turn = gap / 2
         _arrow(ax, [(0.0, memory.top), (0.0, memory.top + 0.2), (turn, memory.top + 0.2), (turn, cross.y),
                     (gap - BOX_WIDTH / 2, cross.y)], "#c0392b")
-        ax.text(turn + 0.12, cross.y + 0.15, "keys and\nvalues", ha="left", va="bottom", fontsize=FONT_SIZE - 1,
+        ax.text(turn + 0.12, cross.y + 0.15, tr("keys and\nvalues"), ha="left", va="bottom", fontsize=FONT_SIZE - 1,
                 color="#c0392b")
         top, right = stack[-1].top + 1.0, gap + margin
     ax.set_xlim(-margin, right)
@@ -204,15 +208,15 @@ def _draw_panel(ax: Axes, norm_first: bool, decoder: bool) -> None:
     for spine in ax.spines.values():
         spine.set_visible(False)
     name = "Pre-LN (norm_first=True)" if norm_first else "Post-LN (norm_first=False)"
-    used_by = "GPT-2 and most models since" if norm_first else "the 2017 paper, BERT"
+    used_by = tr("GPT-2 and most models since") if norm_first else tr("the 2017 paper, BERT")
     ax.set_title(f"{name}\n{used_by}", fontsize=FONT_SIZE + 2)
     caption = (
-        "LayerNorm on each sublayer's input,\nand one final LayerNorm per stack"
+        tr("LayerNorm on each sublayer's input,\nand one final LayerNorm per stack")
         if norm_first
-        else "LayerNorm after each residual addition"
+        else tr("LayerNorm after each residual addition")
     )
     ax.set_xlabel(caption, fontsize=FONT_SIZE + 1)
-    ax.set_ylabel("order of computation (bottom to top)", fontsize=FONT_SIZE)
+    ax.set_ylabel(tr("order of computation (bottom to top)"), fontsize=FONT_SIZE)
 
 
 def architecture_figure(decoder: bool = False, arrangements: Sequence[bool] = (False, True)) -> Figure:
@@ -229,6 +233,10 @@ def architecture_figure(decoder: bool = False, arrangements: Sequence[bool] = (F
                              layout="constrained")
     for ax, norm_first in zip(axes[0], arrangements, strict=True):
         _draw_panel(ax, norm_first, decoder)
-    what = "The Transformer's encoder and decoder" if decoder else "The Transformer encoder"
-    fig.suptitle(f"{what}: where the LayerNorms sit", fontsize=FONT_SIZE + 3, fontweight="bold")
+    title = (
+        tr("The Transformer's encoder and decoder: where the LayerNorms sit")
+        if decoder
+        else tr("The Transformer encoder: where the LayerNorms sit")
+    )
+    fig.suptitle(title, fontsize=FONT_SIZE + 3, fontweight="bold")
     return fig

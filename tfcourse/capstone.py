@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 from tfcourse import reference
+from tfcourse.messages import tr
 
 NOTEBOOKS = (
     "01_attention",
@@ -66,7 +67,7 @@ class OwnParts:
     def table(self) -> list[dict[str, str]]:
         """One row per part, for ``pandas.DataFrame``."""
         return [
-            {"notebook": o.notebook, "part": o.part, "check": "passed" if o.passed else o.detail, "used": o.used}
+            {"notebook": o.notebook, "part": o.part, "check": tr("passed") if o.passed else o.detail, "used": o.used}
             for o in self.outcomes
         ]
 
@@ -161,7 +162,9 @@ def copy_weights(torch_module: nn.Module, target: nn.Module, renames: Mapping[st
     try:
         target.load_state_dict(course_state(torch_module, target, renames))
     except RuntimeError as error:
-        raise AssertionError(f"PyTorch's weights do not fit your module's attributes: {error}") from None
+        raise AssertionError(
+            tr("PyTorch's weights do not fit your module's attributes: {error}", error=error)
+        ) from None
 
 
 # --- the checks: each raises AssertionError naming what failed -------------------------------
@@ -169,17 +172,31 @@ def copy_weights(torch_module: nn.Module, target: nn.Module, renames: Mapping[st
 
 def _near(name: str, actual: object, expected: torch.Tensor, tolerance: float) -> None:
     if not isinstance(actual, torch.Tensor):
-        raise AssertionError(f"{name}: expected a tensor, got {type(actual).__name__}")
+        raise AssertionError(tr("{name}: expected a tensor, got {kind}", name=name, kind=type(actual).__name__))
     if actual.shape != expected.shape:
-        raise AssertionError(f"{name}: shape {tuple(actual.shape)}, expected {tuple(expected.shape)}")
+        raise AssertionError(
+            tr(
+                "{name}: shape {got}, expected {expected}",
+                name=name,
+                got=tuple(actual.shape),
+                expected=tuple(expected.shape),
+            )
+        )
     difference = (actual.detach().cpu().double() - expected.detach().cpu().double()).abs().max().item()
     if not difference < tolerance:  # NaN fails too
-        raise AssertionError(f"{name}: max difference {difference:.2g} from PyTorch (should be < {tolerance:.0e})")
+        raise AssertionError(
+            tr(
+                "{name}: max difference {difference:.2g} from PyTorch (should be < {tolerance:.0e})",
+                name=name,
+                difference=difference,
+                tolerance=tolerance,
+            )
+        )
 
 
 def _pair(result: object, name: str) -> tuple:
     if not isinstance(result, tuple):
-        raise AssertionError(f"{name} should return a tuple, got {type(result).__name__}")
+        raise AssertionError(tr("{name} should return a tuple, got {kind}", name=name, kind=type(result).__name__))
     return result
 
 
@@ -206,14 +223,14 @@ def check_attention(attend: Callable) -> None:
         _near(f"output with {case}", output, expected_output, 1e-5)
     output, _ = attend(q, k, v, mask=torch.zeros(4, 6, dtype=torch.bool))
     if not torch.isfinite(output).all():
-        raise AssertionError("a fully masked row gives NaN or inf: fill masked scores with torch.finfo(dtype).min")
+        raise AssertionError(tr("a fully masked row gives NaN or inf: fill masked scores with torch.finfo(dtype).min"))
     output, weights = attend(q, k, v, dropout=nn.Dropout(0.5).train())
     if not (weights == 0).any():
-        raise AssertionError("with dropout=nn.Dropout(0.5) no weight is 0: apply `dropout` to the weights")
+        raise AssertionError(tr("with dropout=nn.Dropout(0.5) no weight is 0: apply `dropout` to the weights"))
     _near("output from the returned (dropped-out) weights", output, weights @ v, 1e-5)
     output, _ = attend(q.bfloat16(), k.bfloat16(), v.bfloat16())
     if output.dtype != torch.bfloat16:
-        raise AssertionError(f"bfloat16 inputs gave a {output.dtype} output: keep the inputs' dtype")
+        raise AssertionError(tr("bfloat16 inputs gave a {dtype} output: keep the inputs' dtype", dtype=output.dtype))
 
 
 def check_multi_head_attention(module_class: type[nn.Module]) -> None:
@@ -238,7 +255,9 @@ def check_multi_head_attention(module_class: type[nn.Module]) -> None:
             _near(f"{case}: output", output, expected_output, 1e-5)
     _, weights = module_class(16, 4, dropout=0.5).train()(x, x, x)
     if not (weights == 0).any():
-        raise AssertionError("with dropout=0.5 in train mode no attention weight is 0: pass the dropout to attention")
+        raise AssertionError(
+            tr("with dropout=0.5 in train mode no attention weight is 0: pass the dropout to attention")
+        )
 
 
 def check_positional_encoding(
@@ -252,7 +271,7 @@ def check_positional_encoding(
     table = torch.stack([angles.sin(), angles.cos()], dim=-1).reshape(40, 8)
     small = module_class(8, 40)
     if list(small.parameters()):
-        raise AssertionError("PositionalEncoding has parameters: the sinusoidal table is a buffer, not learned")
+        raise AssertionError(tr("PositionalEncoding has parameters: the sinusoidal table is a buffer, not learned"))
     _near("pe for d_model=8, max_len=40", getattr(small, "pe", None), table[None], 5e-5)
     module = module_class(d_model, 100).eval()
     lookup = nn.Embedding.from_pretrained(module.pe[0])  # PyTorch's lookup holding the same table
@@ -265,7 +284,12 @@ def check_positional_encoding(
     # Compared with the input's device, not torch.device(device): "cuda" is not equal to "cuda:0".
     if output.dtype != torch.bfloat16 or output.device != inputs.device:
         raise AssertionError(
-            f"a bfloat16 input on {device} gave {output.dtype} on {output.device}: keep x's dtype and device"
+            tr(
+                "a bfloat16 input on {device} gave {dtype} on {got}: keep x's dtype and device",
+                device=device,
+                dtype=output.dtype,
+                got=output.device,
+            )
         )
 
 
@@ -304,7 +328,7 @@ def check_decoder_layer(module_class: type[nn.Module]) -> None:
         with torch.no_grad():
             result = layer(x, memory, causal, keep[:, None, None, :])
             if not isinstance(result, tuple) or len(result) != 3:
-                raise AssertionError("DecoderLayer should return (x, self_weights, cross_weights)")
+                raise AssertionError(tr("DecoderLayer should return (x, self_weights, cross_weights)"))
             expected = twin(x, memory, tgt_mask=~causal, memory_key_padding_mask=~keep)
             _near(f"{case} with causal and memory masks", result[0], expected, 1e-4)
 
@@ -326,11 +350,11 @@ def try_check(check: Callable[..., None], *args: object) -> str:
         with _quiet_rng():
             check(*args)
     except NotImplementedError:
-        return "not done yet (NotImplementedError)"
+        return tr("not done yet (NotImplementedError)")
     except AssertionError as error:
-        return f"failed: {error}".splitlines()[0]
+        return tr("failed: {error}", error=error).splitlines()[0]
     except Exception as error:  # noqa: BLE001 - a student's module may raise anything
-        return f"failed: {type(error).__name__}: {error}".splitlines()[0]
+        return tr("failed: {error}", error=f"{type(error).__name__}: {error}").splitlines()[0]
     return ""
 
 
@@ -338,8 +362,8 @@ def student_object(module: types.ModuleType, errors: Mapping[str, str], name: st
     """``module.name``, or an AssertionError saying which answer cell failed to define it."""
     if hasattr(module, name):
         return getattr(module, name)
-    why = "; ".join(f"cell {cell}: {error}" for cell, error in errors.items()) or "its answer cell is empty"
-    raise AssertionError(f"{name} is not defined ({why})")
+    why = "; ".join(tr("cell {cell}: {error}", cell=cell, error=error) for cell, error in errors.items())
+    raise AssertionError(tr("{name} is not defined ({why})", name=name, why=why or tr("its answer cell is empty")))
 
 
 class _Notebook:
@@ -354,9 +378,9 @@ class _Notebook:
         try:
             self.module, self.errors = load_answers(self.path)
         except FileNotFoundError:
-            self.problem = f"not found: {self.path}"
+            self.problem = tr("not found: {path}", path=self.path)
         except Exception as error:  # not JSON, no cells, a setup cell that does not parse or import
-            self.problem = f"could not be read: {type(error).__name__}: {error}"
+            self.problem = tr("could not be read: {error}", error=f"{type(error).__name__}: {error}")
 
     def checked(self, name: str, check: Callable[..., None], *args: object) -> tuple[object, str]:
         """``(the student's name, '')`` if it passes ``check(it, *args)``, else ``(None, what failed)``."""
@@ -365,7 +389,7 @@ class _Notebook:
         try:
             found = student_object(self.module, self.errors, name)
         except AssertionError as error:
-            return None, f"failed: {error}"
+            return None, tr("failed: {error}", error=error)
         detail = try_check(check, found, *args)
         return (None, detail) if detail else (found, "")
 
@@ -404,7 +428,8 @@ def load_own_parts(course_dir: Path, d_model: int = 64, device: torch.device | s
     def outcome(notebook: _Notebook, part: str, found: object, detail: str, used: bool, fallback: str) -> Outcome:
         if found is None:
             return Outcome(notebook.name, part, False, detail, fallback)
-        return Outcome(notebook.name, part, True, "", "yours" if used else "checked only: its caller is the reference")
+        shown = tr("yours") if used else tr("checked only: its caller is the reference")
+        return Outcome(notebook.name, part, True, "", shown)
 
     outcomes = [
         outcome(
@@ -413,17 +438,19 @@ def load_own_parts(course_dir: Path, d_model: int = 64, device: torch.device | s
             attention,
             attention_detail,
             attention_used,
-            "reference (F.scaled_dot_product_attention)",
+            tr("reference (F.scaled_dot_product_attention)"),
         ),
-        outcome(second, "MultiHeadAttention", mha, mha_detail, mha_used, "reference (nn.MultiheadAttention)"),
+        outcome(second, "MultiHeadAttention", mha, mha_detail, mha_used, tr("reference (nn.MultiheadAttention)")),
         outcome(
-            third, "PositionalEncoding", positions, positions_detail, True, "reference (LearnedPositionalEncoding)"
+            third, "PositionalEncoding", positions, positions_detail, True, tr("reference (LearnedPositionalEncoding)")
         ),
-        outcome(fourth, "EncoderLayer", layer, layer_detail, True, "reference (nn.TransformerEncoderLayer)"),
-        Outcome(fifth.name, "DecoderLayer", not decoder_detail, decoder_detail, "checked only: a classifier has none"),
+        outcome(fourth, "EncoderLayer", layer, layer_detail, True, tr("reference (nn.TransformerEncoderLayer)")),
+        Outcome(
+            fifth.name, "DecoderLayer", not decoder_detail, decoder_detail, tr("checked only: a classifier has none")
+        ),
     ]
     if composed:
-        used = "yours" if mha_used else "your layer, reference attention"
+        used = tr("yours") if mha_used else tr("your layer, reference attention")
         outcomes.append(
             Outcome(fourth.name, "EncoderLayer + your attention", not composed_detail, composed_detail, used)
         )

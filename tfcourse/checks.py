@@ -12,9 +12,20 @@ from contextlib import contextmanager
 import torch
 from torch.overrides import TorchFunctionMode
 
+from tfcourse.messages import tr
+
 
 def _with_hint(message: str, hint: str) -> str:
-    return f"{message}\nLikely cause: {hint}" if hint else message
+    return tr("{message}\nLikely cause: {hint}", message=message, hint=tr(hint)) if hint else message
+
+
+def passed(what: str) -> str:
+    """``<what>: passed`` in the reader's language: a test cell ends with ``print(passed("shapes"))``.
+
+    Returned, not printed: a test cell must end in a ``print`` call, never in an expression with a
+    value that nbgrader could read as a score.
+    """
+    return tr("{what}: passed", what=tr(what))
 
 
 def relative_error(actual: torch.Tensor, expected: torch.Tensor) -> float:
@@ -29,8 +40,12 @@ def check_tensor(name: str, value: object) -> None:
     """Fail unless ``value`` is a ``torch.Tensor``."""
     if not isinstance(value, torch.Tensor):
         raise AssertionError(
-            f"{name} should be a torch.Tensor, got {type(value).__name__}.\n"
-            "Likely cause: the function returns None (a missing `return`) or a Python/NumPy value."
+            tr(
+                "{name} should be a torch.Tensor, got {kind}.\n"
+                "Likely cause: the function returns None (a missing `return`) or a Python/NumPy value.",
+                name=tr(name),
+                kind=type(value).__name__,
+            )
         )
 
 
@@ -39,7 +54,15 @@ def check_shape(name: str, actual: torch.Tensor, expected: Sequence[int], hint: 
     check_tensor(name, actual)
     if tuple(actual.shape) != tuple(expected):
         raise AssertionError(
-            _with_hint(f"{name} should have shape {tuple(expected)}, got {tuple(actual.shape)}.", hint)
+            _with_hint(
+                tr(
+                    "{name} should have shape {expected}, got {got}.",
+                    name=tr(name),
+                    expected=tuple(expected),
+                    got=tuple(actual.shape),
+                ),
+                hint,
+            )
         )
 
 
@@ -47,7 +70,17 @@ def check_dtype(name: str, actual: torch.Tensor, expected: torch.dtype, hint: st
     """Fail unless ``actual.dtype == expected``."""
     check_tensor(name, actual)
     if actual.dtype != expected:
-        raise AssertionError(_with_hint(f"{name} should have dtype {expected}, got {actual.dtype}.", hint))
+        raise AssertionError(
+            _with_hint(
+                tr(
+                    "{name} should have dtype {expected}, got {got}.",
+                    name=tr(name),
+                    expected=expected,
+                    got=actual.dtype,
+                ),
+                hint,
+            )
+        )
 
 
 def check_finite(name: str, actual: torch.Tensor, hint: str = "") -> None:
@@ -58,8 +91,13 @@ def check_finite(name: str, actual: torch.Tensor, hint: str = "") -> None:
         first = tuple(int(i) for i in bad.nonzero()[0])
         raise AssertionError(
             _with_hint(
-                f"{name} should hold only finite numbers, but {int(bad.sum())} entries are NaN or inf "
-                f"(the first at index {first}).",
+                tr(
+                    "{name} should hold only finite numbers, but {count} entries are NaN or inf "
+                    "(the first at index {first}).",
+                    name=tr(name),
+                    count=int(bad.sum()),
+                    first=first,
+                ),
                 hint,
             )
         )
@@ -73,13 +111,21 @@ def check_equal(name: str, actual: torch.Tensor, expected: torch.Tensor, hint: s
         index = tuple(int(i) for i in where)
         raise AssertionError(
             _with_hint(
-                f"{name} differs from the expected tensor at index {index}: "
-                f"expected {expected[index].item()}, got {actual[index].item()}.\n"
-                f"expected:\n{expected}\ngot:\n{actual}",
+                tr(
+                    "{name} differs from the expected tensor at index {index}: "
+                    "expected {expected_value}, got {got_value}.\n"
+                    "expected:\n{expected}\ngot:\n{got}",
+                    name=tr(name),
+                    index=index,
+                    expected_value=expected[index].item(),
+                    got_value=actual[index].item(),
+                    expected=expected,
+                    got=actual,
+                ),
                 hint,
             )
         )
-    print(f"{name}: exact match")
+    print(tr("{name}: exact match", name=tr(name)))
 
 
 def check_close(
@@ -93,14 +139,20 @@ def check_close(
     check_shape(name, actual, expected.shape, hint)
     check_finite(name, actual, hint)
     error = relative_error(actual, expected)
-    verdict = f"{name}: relative error {error:.1e} (should be < {tolerance:.0e})"
+    verdict = tr("{name}: relative error {error:.1e} (should be < {tolerance:.0e})", name=tr(name), error=error,
+                 tolerance=tolerance)
     if not error < tolerance:
         diff = (actual.detach().cpu().double() - expected.detach().cpu().double()).abs()
         index = tuple(int(i) for i in torch.nonzero(diff == diff.max())[0])
         raise AssertionError(
             _with_hint(
-                f"{verdict}. The largest difference is at index {index}: "
-                f"expected {expected[index].item():.6g}, got {actual[index].item():.6g}.",
+                tr(
+                    "{verdict}. The largest difference is at index {index}: expected {expected:.6g}, got {got:.6g}.",
+                    verdict=verdict,
+                    index=index,
+                    expected=expected[index].item(),
+                    got=actual[index].item(),
+                ),
                 hint,
             )
         )
@@ -112,7 +164,8 @@ def check_near(name: str, actual: torch.Tensor, expected: torch.Tensor, max_diff
     check_shape(name, actual, expected.shape, hint)
     check_finite(name, actual, hint)
     diff = float((actual.detach().cpu().double() - expected.detach().cpu().double()).abs().max())
-    verdict = f"{name}: max absolute difference {diff:.1e} (should be < {max_diff:.0e})"
+    verdict = tr("{name}: max absolute difference {diff:.1e} (should be < {max_diff:.0e})", name=tr(name), diff=diff,
+                 max_diff=max_diff)
     if not diff < max_diff:
         raise AssertionError(_with_hint(verdict + ".", hint))
     print(verdict)
@@ -145,6 +198,10 @@ def check_rebuilt_without(exercise: str, *functions: Callable) -> Iterator[None]
         yield
     if recorder.called:
         raise AssertionError(
-            f"{exercise} calls torch's own {recorder.called[0]}: this exercise asks you to build that "
-            "from tensor operations, so the built-in cannot earn its points."
+            tr(
+                "{exercise} calls torch's own {function}: this exercise asks you to build that "
+                "from tensor operations, so the built-in cannot earn its points.",
+                exercise=exercise,
+                function=recorder.called[0],
+            )
         )

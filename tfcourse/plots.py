@@ -12,6 +12,8 @@ import seaborn as sns
 import torch
 from matplotlib.figure import Figure
 
+from tfcourse.messages import tr
+
 
 def _as_grid(values: torch.Tensor) -> "torch.Tensor":
     if values.dim() != 2:
@@ -46,11 +48,11 @@ def attention_heatmap(
         square=True,
         xticklabels=list(key_labels) if key_labels is not None else "auto",
         yticklabels=list(query_labels) if query_labels is not None else "auto",
-        cbar_kws={"label": "attention weight"},
+        cbar_kws={"label": tr("attention weight")},
     )
-    ax.set_xlabel("key (attended to)")
-    ax.set_ylabel("query (attending)")
-    ax.set_title(title)
+    ax.set_xlabel(tr("key (attended to)"))
+    ax.set_ylabel(tr("query (attending)"))
+    ax.set_title(tr(title))
     ax.tick_params(axis="x", labelrotation=45)
     ax.tick_params(axis="y", labelrotation=0)
     fig.tight_layout()
@@ -78,12 +80,12 @@ def mask_image(
         square=True,
         xticklabels=list(key_labels) if key_labels is not None else "auto",
         yticklabels=list(query_labels) if query_labels is not None else "auto",
-        cbar_kws={"label": "may attend (1 = True)", "ticks": [0, 1]},
+        cbar_kws={"label": tr("may attend (1 = True)"), "ticks": [0, 1]},
     )
-    ax.set_xlabel("key position")
-    ax.set_ylabel("query position")
+    ax.set_xlabel(tr("key position"))
+    ax.set_ylabel(tr("query position"))
     # Wrapped to the width of the grid, so a long title never runs into the colour bar.
-    ax.set_title(textwrap.fill(title, width=max(16, int(4.5 * (width - 1.0)))))
+    ax.set_title(textwrap.fill(tr(title), width=max(16, int(4.5 * (width - 1.0)))))
     ax.tick_params(axis="y", labelrotation=0)
     fig.tight_layout()
     return fig

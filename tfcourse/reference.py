@@ -12,13 +12,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from tfcourse.messages import tr
+
 
 def additive_mask(mask: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor | None:
     """Boolean mask (True = may attend) -> float mask to add to the scores (0 or dtype's most negative)."""
     if mask is None:
         return None
     if mask.dtype != torch.bool:
-        raise TypeError(f"masks are boolean (True = may attend), got dtype {mask.dtype}")
+        raise TypeError(tr("masks are boolean (True = may attend), got dtype {dtype}", dtype=mask.dtype))
     blocked = torch.full((), torch.finfo(dtype).min, dtype=dtype, device=mask.device)
     return torch.where(mask, torch.zeros((), dtype=dtype, device=mask.device), blocked)
 
@@ -55,13 +57,18 @@ def _expanded_additive_mask(
     if mask is None:
         return None
     if mask.dim() > 4:
-        raise ValueError(f"a mask has at most 4 dimensions (B, H, Lq, Lk), got shape {tuple(mask.shape)}")
+        raise ValueError(
+            tr("a mask has at most 4 dimensions (B, H, Lq, Lk), got shape {shape}", shape=tuple(mask.shape))
+        )
     try:
         full = mask.expand(batch, num_heads, lq, lk)  # (B, H, Lq, Lk)
     except RuntimeError as error:
         raise ValueError(
-            f"mask of shape {tuple(mask.shape)} does not broadcast to (B, H, Lq, Lk) = "
-            f"{(batch, num_heads, lq, lk)}"
+            tr(
+                "mask of shape {shape} does not broadcast to (B, H, Lq, Lk) = {full}",
+                shape=tuple(mask.shape),
+                full=(batch, num_heads, lq, lk),
+            )
         ) from error
     return additive_mask(full.reshape(batch * num_heads, lq, lk), dtype)  # (B*H, Lq, Lk)
 
@@ -83,7 +90,13 @@ class MultiHeadAttention(nn.MultiheadAttention):
 
     def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True) -> None:
         if d_model % num_heads != 0:
-            raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
+            raise ValueError(
+                tr(
+                    "d_model ({d_model}) must be divisible by num_heads ({num_heads})",
+                    d_model=d_model,
+                    num_heads=num_heads,
+                )
+            )
         super().__init__(d_model, num_heads, dropout=dropout, bias=bias, batch_first=True)
 
     def forward(  # type: ignore[override]
@@ -105,11 +118,15 @@ def _key_padding_mask(mask: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """Course padding mask (B, 1, 1, L), True = real token -> PyTorch's additive key padding mask (B, L)."""
     batch, length = x.size(0), x.size(1)
     if mask.dtype != torch.bool:
-        raise TypeError(f"masks are boolean (True = real token), got dtype {mask.dtype}")
+        raise TypeError(tr("masks are boolean (True = real token), got dtype {dtype}", dtype=mask.dtype))
     if mask.dim() != 4 or mask.size(1) != 1 or mask.size(2) != 1 or mask.size(-1) != length:
         raise ValueError(
-            f"EncoderLayer takes a padding mask of shape (B, 1, 1, L) = {(batch, 1, 1, length)}, "
-            f"got {tuple(mask.shape)}; build it with padding_mask(ids, pad_idx)"
+            tr(
+                "EncoderLayer takes a padding mask of shape (B, 1, 1, L) = {expected}, got {got}; "
+                "build it with padding_mask(ids, pad_idx)",
+                expected=(batch, 1, 1, length),
+                got=tuple(mask.shape),
+            )
         )
     keep = mask[:, 0, 0, :].expand(batch, length)  # (B, L)
     return additive_mask(keep, x.dtype)  # (B, L): 0 for real tokens, finfo.min for padding
@@ -170,8 +187,12 @@ class LearnedPositionalEncoding(nn.Module):
         length = x.size(1)
         if length > self.max_len:
             raise ValueError(
-                f"sequence length {length} is longer than max_len={self.max_len}; "
-                "build the module with a larger max_len or truncate the input"
+                tr(
+                    "sequence length {length} is longer than max_len={max_len}; "
+                    "build the module with a larger max_len or truncate the input",
+                    length=length,
+                    max_len=self.max_len,
+                )
             )
         positions = torch.arange(length, device=x.device)  # (L,)
         return self.dropout(x + self.embedding(positions).to(x.dtype))  # (B, L, D)

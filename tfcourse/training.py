@@ -25,6 +25,8 @@ from torch import nn
 from tqdm.auto import tqdm
 from tqdm.notebook import tqdm as notebook_tqdm
 
+from tfcourse.messages import tr
+
 
 def train(
     model: nn.Module,
@@ -84,7 +86,7 @@ def train(
     optimizer.zero_grad(set_to_none=True)
     step_losses: list[float] = []
     group_loss, group_size = 0.0, 0
-    progress, shown = progress_bar(batches, total=total, desc=desc)
+    progress, shown = progress_bar(batches, total=total, desc=tr(desc))
     for batch in progress:
         with precision():
             loss = loss_fn(model, batch)
@@ -137,15 +139,15 @@ def plot_losses(
     """Line plot of the loss per optimizer step with a moving average; returns the ``Figure``."""
     figure, axes = plt.subplots(figsize=(6, 3.5))
     steps = range(1, len(losses) + 1)
-    axes.plot(steps, losses, alpha=0.4, label="per step")
+    axes.plot(steps, losses, alpha=0.4, label=tr("per step"))
     window = max(1, len(losses) // 20)
     if window > 1:
         values = torch.tensor(losses, dtype=torch.float64)
         smooth = values.unfold(0, window, 1).mean(dim=1)
-        axes.plot(range(window, len(losses) + 1), smooth.tolist(), label=f"mean of {window} steps")
-    axes.set_title(title)
-    axes.set_xlabel(xlabel)
-    axes.set_ylabel(ylabel)
+        axes.plot(range(window, len(losses) + 1), smooth.tolist(), label=tr("mean of {window} steps", window=window))
+    axes.set_title(tr(title))
+    axes.set_xlabel(tr(xlabel))
+    axes.set_ylabel(tr(ylabel))
     axes.legend()
     figure.tight_layout()
     return figure

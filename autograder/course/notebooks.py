@@ -3,10 +3,12 @@
 import copy
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import nbformat
 from nbformat import NotebookNode
+
+from tfcourse.language import EDITIONS, ENGLISH
 
 SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
 # A hidden-test block, markers included; its one group is the hidden code between them. The one pattern
@@ -32,8 +34,18 @@ def is_extra_credit(grade_id: str | None) -> bool:
 
 
 def edition(notebook: NotebookNode) -> str:
-    """The language a notebook's prose is in: ``en`` unless its metadata names an edition."""
-    return notebook.get("metadata", {}).get(EDITION_KEY, {}).get("edition", "en")
+    """The language a notebook's prose is in: ``en`` unless its metadata names an edition the course has.
+
+    The student can write the metadata, so anything else (another language, not a string) reads as ``en``.
+    """
+    metadata = notebook.get("metadata", {})
+    named = metadata.get(EDITION_KEY, {}).get("edition") if isinstance(metadata.get(EDITION_KEY), dict) else None
+    return named if named in EDITIONS else ENGLISH
+
+
+def submission_edition(notebooks: Iterable[NotebookNode]) -> str:
+    """The edition of a submission's notebooks (the first one's): the language its tests speak."""
+    return next((edition(notebook) for notebook in notebooks), ENGLISH)
 
 
 def nbgrader_meta(cell: NotebookNode) -> dict:

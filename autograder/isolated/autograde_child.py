@@ -11,6 +11,7 @@ nbgrader itself (this process) runs in a sandbox of its own. Neither has a netwo
 kernel's channels are Unix sockets in the kernel's folder (zmq's ipc transport).
 """
 
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -27,6 +28,7 @@ from autograder.course.settings import course_config
 from autograder.isolated import kernelstub
 from autograder.isolated.alembic_head import use_in_process_alembic_head
 from autograder.isolated.protocol import AutogradeRequest, StubLaunch, encode
+from tfcourse.language import EDITION_VARIABLE
 
 use_in_process_alembic_head()  # the warm-up creates a gradebook; see alembic_head
 
@@ -50,6 +52,7 @@ class ZygoteKernelManager(AsyncKernelManager):
 
 def autograde(request: AutogradeRequest) -> int:
     """Autograde the request's student in its course copy; 0 when nbgrader succeeded."""
+    os.environ[EDITION_VARIABLE] = request.edition  # this job's process: the kernels it starts inherit it
     config = course_config(Path(request.course))
     config.CourseDirectory.db_url = sqlite_url(Path(request.gradebook))
     config.Execute.timeout = request.cell_timeout

@@ -42,7 +42,20 @@ def start_kernel(connection_file: str) -> None:
     """A :class:`KernelRequest` run by the zygote's child: an IPython kernel on the channels of ``connection_file``."""
     from ipykernel import kernelapp  # noqa: PLC0415 (preloaded in the zygote; the stub must not import it)
 
+    restyle_preloaded_course()
     kernelapp.launch_new_instance(argv=["-f", connection_file, *KERNEL_ARGUMENTS])
+
+
+def restyle_preloaded_course() -> None:
+    """Apply the course's figure style again, for this kernel's edition.
+
+    The zygote imported :mod:`tfcourse` (which applies its style on import) before any kernel's
+    environment named an edition; a Chinese submission's kernel needs the Chinese font before its
+    first figure.
+    """
+    style = sys.modules.get("tfcourse.style")
+    if style is not None:
+        style.apply_course_style()
 
 
 def kernel_job(launch: StubLaunch) -> ChildJob:

@@ -42,6 +42,7 @@ class AutogradeRequest:
     kernel_socket: str
     kernel_token: str
     kernel_folder: str
+    edition: str = "en"  # the language the kernels print in (tfcourse.language): the submission's edition
 
     def run(self) -> int:
         from autograder.isolated import autograde_child  # noqa: PLC0415 (nbgrader: loaded in the zygote only)
@@ -66,6 +67,7 @@ class CleanRerunRequest:
     plan: tuple[PlanCell, ...]
     results_path: str
     cell_timeout: float
+    edition: str = "en"  # the language the tests' messages are in (tfcourse.language): the submission's edition
 
     def run(self) -> int:
         from autograder.isolated import run_plan  # noqa: PLC0415

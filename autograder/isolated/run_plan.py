@@ -14,6 +14,7 @@ import traceback
 from pathlib import Path
 
 from autograder.isolated.protocol import CleanRerunRequest
+from tfcourse.language import EDITION_VARIABLE
 
 
 class CellTimeout(Exception):
@@ -42,6 +43,7 @@ def run_plan(request: CleanRerunRequest) -> None:
     The plan (hidden tests included) comes with the job, in memory: no file the student's code could read holds it.
     """
     os.environ["NBGRADER_EXECUTION"] = "autograde"  # the notebooks' fast mode, as under nbgrader
+    os.environ[EDITION_VARIABLE] = request.edition  # the messages in the student's language
     signal.signal(signal.SIGALRM, on_alarm)
     namespace: dict = {"__name__": "__main__"}
     results: dict[str, dict] = {}

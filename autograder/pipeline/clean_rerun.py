@@ -19,7 +19,7 @@ from pathlib import Path
 from nbformat import NotebookNode
 
 from autograder.course.notebook_code import bound_names, notebook_bindings, without_magics
-from autograder.course.notebooks import cell_key, grade_id, is_answer_cell, is_graded_test_cell
+from autograder.course.notebooks import cell_key, edition, grade_id, is_answer_cell, is_graded_test_cell
 from autograder.isolated.protocol import CleanRerunRequest, PlanCell
 from autograder.launch.limits import Limits
 from autograder.launch.zygote import Zygote
@@ -134,7 +134,8 @@ def clean_rerun(
     workdir = zygote.job_folder()
     results_path = workdir / "clean_results.json"
     try:
-        outcome = zygote.run(CleanRerunRequest(plan, str(results_path), limits.cell_timeout), limits, workdir)
+        request = CleanRerunRequest(plan, str(results_path), limits.cell_timeout, edition(student))
+        outcome = zygote.run(request, limits, workdir)
         results = read_results(results_path)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

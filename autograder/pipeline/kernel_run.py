@@ -19,7 +19,7 @@ from nbformat import NotebookNode
 
 from autograder.course.course import Course
 from autograder.course.notebook_code import notebook_modules
-from autograder.course.notebooks import grade_id, is_graded_test_cell
+from autograder.course.notebooks import grade_id, is_graded_test_cell, submission_edition
 from autograder.course.paths import GRADEBOOK
 from autograder.isolated.protocol import AutogradeRequest
 from autograder.launch.limits import Outcome
@@ -101,6 +101,7 @@ def run_in_kernel(job: GradeJob, notebooks: dict[str, NotebookNode], sources: di
             course=str(course.root), gradebook=str(db), assignment=job.assignment, student=job.student,
             cell_timeout=job.limits.cell_timeout, cell_limits=merged_cell_limits(job, notebooks),
             kernel_socket=str(kernels.socket_path), kernel_token=kernels.token, kernel_folder=str(visible),
+            edition=submission_edition(notebooks.values()),
         )  # fmt: skip
         outcome = nbgrader.run(request, job.limits, private / "nbgrader")
         with timed(phases, "read back"):

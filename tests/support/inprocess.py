@@ -21,6 +21,7 @@ import matplotlib.pyplot as plt
 from nbformat import NotebookNode
 
 from autograder.course.notebooks import grade_id, is_answer_cell, is_graded_test_cell
+from tfcourse.figure_text import describe
 
 matplotlib.use("Agg")
 
@@ -36,6 +37,7 @@ class CellOutcome:
     stderr: str = ""
     figures: int = 0
     figure_problems: list[str] = field(default_factory=list)
+    figure_text: list[str] = field(default_factory=list)  # titles, axis labels, legends, colour bars
 
     @property
     def passed(self) -> bool:
@@ -44,6 +46,15 @@ class CellOutcome:
 
 # "1 warm-up steps", "1 epochs": a count that a title or printout writes in the plural for 1.
 SINGULAR_IN_PLURAL = re.compile(r"(?<![\d.,])1 (?:[\w-]+ )?(?:steps|epochs|layers|heads|minutes|seconds)\b")
+
+
+def described(figure: plt.Figure) -> list[str]:
+    """Every text of ``figure`` that :func:`tfcourse.figure_text.describe` reads: titles, labels, legends."""
+    found = describe(figure)
+    texts = [found.get("title", ""), *found.get("colorbars", [])]
+    for axes in found.get("axes", []):
+        texts += [axes.get("title", ""), axes.get("x", ""), axes.get("y", ""), *axes.get("legend", [])]
+    return [text for text in texts if text]
 
 
 def lines_outside(axes: plt.Axes) -> list[str]:
@@ -150,5 +161,6 @@ class InProcessNotebook:
         outcome.stderr = stderr.getvalue() + "".join(f"{w.category.__name__}: {w.message}\n" for w in caught)
         outcome.figures = len(plt.get_fignums())
         outcome.figure_problems = figure_problems(index)
+        outcome.figure_text = [text for number in plt.get_fignums() for text in described(plt.figure(number))]
         plt.close("all")
         return outcome

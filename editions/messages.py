@@ -1,0 +1,145 @@
+"""The message catalogs: which English sentences the course prints or draws, and their ``.po`` files.
+
+A message is a string literal the code hands to the reader's language (:func:`tfcourse.messages.tr`):
+
+- the first argument of ``tr(...)`` and of ``passed(...)`` (``print(passed("shapes"))`` ends a test cell);
+- the name (first argument) and ``hint=`` of a visible-test check (``check_shape``, ``check_close``, ...),
+  which the checks translate themselves;
+- a figure title or axis label given to :mod:`tfcourse`'s figures (``attention_heatmap(..., title=)``,
+  ``mask_image(mask, title)``, ``plot_losses(title=, xlabel=, ylabel=)``) or a training bar's ``desc=``,
+  the English defaults of those parameters in :mod:`tfcourse`, and the text of a box of the architecture
+  diagram (``Block(kind, text)``, which :mod:`tfcourse.architecture` translates as it draws).
+
+The ids are read from the student release of each notebook (``notebooks/``: what students run; the
+hidden tests and the reference answers are not in it, so the shipped catalog names neither) and from
+:mod:`tfcourse`'s modules. Each goes to one ``.po`` file, ``tfcourse/locale/<language>/<name>.po``,
+which :func:`update` brings up to date with Babel (new ids added untranslated, a changed id marked
+fuzzy, removed ones dropped).
+"""
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import nbformat
+from babel.messages.catalog import Catalog
+from babel.messages.pofile import read_po, write_po
+from IPython.core.inputtransformer2 import TransformerManager
+
+from autograder.course.settings import REPO_ROOT, assignment_ids
+from tfcourse.messages import LOCALE
+
+PACKAGE = REPO_ROOT / "tfcourse"
+PACKAGE_CATALOG = "tfcourse"
+CHECKS = {"check_tensor", "check_shape", "check_dtype", "check_finite", "check_equal", "check_close", "check_near"}
+# Callable name -> (positional indexes, keyword names) whose string literal is a message.
+MESSAGE_ARGUMENTS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    "tr": ((0,), ()),
+    "passed": ((0,), ()),
+    **{check: ((0,), ("name", "hint")) for check in CHECKS},
+    "attention_heatmap": ((3,), ("title",)),
+    "mask_image": ((1,), ("title",)),
+    "plot_losses": ((1, 2, 3), ("title", "xlabel", "ylabel")),
+    "train": ((), ("desc",)),
+    "Block": ((1,), ()),  # tfcourse/architecture.py: a box of the diagram and its text
+}
+DEFAULTED_PARAMETERS = {"title", "xlabel", "ylabel", "desc"}  # in tfcourse: their English defaults are messages
+
+
+def _called_name(call: ast.Call) -> str:
+    function = call.func
+    return function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
+
+
+def _literal(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value else None
+
+
+def messages_in(code: str) -> Iterator[tuple[str, int]]:
+    """``(message, line)`` for every message literal in ``code`` (Python; IPython magics allowed)."""
+    tree = ast.parse(TransformerManager().transform_cell(code))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _called_name(node) in MESSAGE_ARGUMENTS:
+            positions, keywords = MESSAGE_ARGUMENTS[_called_name(node)]
+            given = [node.args[i] for i in positions if i < len(node.args)]
+            given += [k.value for k in node.keywords if k.arg in keywords]
+            for argument in given:
+                if (text := _literal(argument)) is not None:
+                    yield text, argument.lineno
+
+
+def package_defaults(code: str) -> Iterator[tuple[str, int]]:
+    """The English defaults of :data:`DEFAULTED_PARAMETERS` in the functions of a :mod:`tfcourse` module."""
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.FunctionDef):
+            arguments = node.args.args + node.args.kwonlyargs
+            defaults = [None] * (len(node.args.args) - len(node.args.defaults)) + node.args.defaults
+            defaults += node.args.kw_defaults
+            for argument, default in zip(arguments, defaults, strict=True):
+                if argument.arg in DEFAULTED_PARAMETERS and (text := _literal(default)) is not None:
+                    yield text, default.lineno
+
+
+def release_notebook(assignment: str, root: Path = REPO_ROOT) -> Path:
+    return root / "notebooks" / assignment / f"{assignment}.ipynb"
+
+
+Places = list[tuple[str, int | None]]
+
+
+def notebook_messages(assignment: str, root: Path = REPO_ROOT) -> dict[str, Places]:
+    """Message -> the cells (``<notebook>.ipynb#<cell id>``) of the student release that use it, in order."""
+    found: dict[str, Places] = {}
+    for cell in nbformat.read(release_notebook(assignment, root), as_version=4).cells:
+        if cell.cell_type == "code":
+            for text, _line in messages_in(cell.source):
+                found.setdefault(text, []).append((f"{assignment}.ipynb#{cell.id}", None))
+    return found
+
+
+def package_messages(package: Path = PACKAGE) -> dict[str, Places]:
+    """Message -> the places (module, line) of :mod:`tfcourse` that use it."""
+    found: dict[str, Places] = {}
+    for module in sorted(package.glob("*.py")):
+        code = module.read_text(encoding="utf-8")
+        for text, line in [*messages_in(code), *package_defaults(code)]:
+            found.setdefault(text, []).append((f"tfcourse/{module.name}", line))
+    return found
+
+
+def sources(root: Path = REPO_ROOT) -> dict[str, dict[str, Places]]:
+    """Catalog name -> its messages: one per notebook, and ``tfcourse`` for the package."""
+    catalogs = {assignment: notebook_messages(assignment, root) for assignment in assignment_ids(root)}
+    catalogs[PACKAGE_CATALOG] = package_messages(root / "tfcourse")
+    return catalogs
+
+
+def catalog_file(language: str, name: str) -> Path:
+    return LOCALE / language / f"{name}.po"
+
+
+def read_catalog(language: str, name: str) -> Catalog:
+    path = catalog_file(language, name)
+    if not path.exists():
+        return Catalog(locale=language, project="Transformers from scratch", domain=name)
+    with path.open("rb") as file:
+        return read_po(file, locale=language, domain=name)
+
+
+def update(language: str, name: str, messages: dict[str, Places]) -> Catalog:
+    """Bring the ``.po`` file of ``name`` in line with ``messages`` and write it; return the catalog."""
+    template = Catalog(project="Transformers from scratch", domain=name)
+    for text, places in messages.items():
+        template.add(text, locations=places)
+    catalog = read_catalog(language, name)
+    catalog.update(template, update_header_comment=False)
+    path = catalog_file(language, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as file:
+        write_po(file, catalog, width=120, ignore_obsolete=True, omit_header=True)
+    return catalog
+
+
+def untranslated(catalog: Catalog) -> list[str]:
+    """The ids of ``catalog`` with no translation, or only a fuzzy one."""
+    return [message.id for message in catalog if message.id and (not message.string or message.fuzzy)]

@@ -1,0 +1,51 @@
+"""Every sentence the course prints or draws, in the reader's language: a gettext catalog read with Babel.
+
+The English text is the message id, written where it is used: ``tr("shapes: passed")``, or with
+fields, ``tr("the largest is {largest:.3g}", largest=value)`` (``str.format`` fields, so a
+translation may put them in another order). The translations are gettext ``.po`` files, one per
+notebook and one for this package, under ``tfcourse/locale/<edition>/``; ``python -m editions
+messages zh`` extracts the ids from the notebooks and from :mod:`tfcourse` and updates them, and
+``tests/test_messages.py`` fails while one is missing, stale or untranslated.
+
+A message without a translation is shown in English, never dropped: a run never fails for want of
+a translation.
+"""
+
+import re
+from functools import cache
+from pathlib import Path
+
+from babel.messages.pofile import read_po
+
+from tfcourse.language import ENGLISH, edition
+from tfcourse.style import use_cjk_font
+
+LOCALE = Path(__file__).with_name("locale")
+# A space between two Chinese characters or full-width marks: a translation puts one after a field
+# ("{name} 的形状") for names in code, which Chinese text filled into that field must not keep.
+SPACE_BETWEEN_CJK = re.compile(r"(?<=[\u3000-\u9fff\uff00-\uffef]) (?=[\u3000-\u9fff\uff00-\uffef])")
+
+
+@cache
+def catalog(language: str) -> dict[str, str]:
+    """``{English: translation}`` from every ``.po`` file of ``language``; fuzzy and empty entries left out."""
+    translations: dict[str, str] = {}
+    for path in sorted((LOCALE / language).glob("*.po")):
+        with path.open("rb") as file:
+            for message in read_po(file, locale=language):
+                if message.id and isinstance(message.id, str) and message.string and not message.fuzzy:
+                    translations[message.id] = message.string
+    return translations
+
+
+def tr(message: str, /, **fields: object) -> str:
+    """``message`` in this run's language (:func:`tfcourse.language.edition`), its ``{fields}`` filled in."""
+    language = edition()
+    if language == ENGLISH:
+        text = message
+    else:
+        use_cjk_font()  # the text may go on a figure
+        text = catalog(language).get(message, message)
+        if fields:
+            return SPACE_BETWEEN_CJK.sub("", text.format(**fields))
+    return text.format(**fields) if fields else text
