@@ -505,6 +505,8 @@ VARIANTS = [
     ),
     # --- extra_credit_beam (extra credit): mistakes ---
     mutant("extra_credit_beam", "no_length_penalty", ("return ((5 + length) / 6) ** 0.6", "return 1.0")),
+    # The mean log-probability per token: the search, which stops once beam_size hypotheses finished, ends below greedy.
+    mutant("extra_credit_beam", "penalty_is_the_length", ("return ((5 + length) / 6) ** 0.6", "return float(length)")),
     mutant(
         "extra_credit_beam",
         "penalty_written_but_not_used",

@@ -70,6 +70,12 @@ RULES: list[Rule] = [
             "extra_credit_beam_search",
             "branches_only_at_the_first_step",
         ),
+        (
+            "the rows' normalised scores (with your `length_penalty`, for your output and for greedy's) are on average "
+            "at least greedy's",
+            "extra_credit_beam_search",
+            "penalty_is_the_length",
+        ),
     ),
     *_rules(
         AG_NEWS,
