@@ -1,5 +1,7 @@
 """A Chinese student meets no English the course wrote: counted in each Chinese notebook's run, and 0.
 
+The same run draws every figure and fails on a glyph no font has (a Chinese character drawn as a box).
+
 Each Chinese release (``notebooks_zh/``) runs in this process in fast mode in the zh edition
 (``TFCOURSE_EDITION=zh``), once with the reference answers and once more per exercise with a wrong answer
 (its first mutant in ``tests/variants``). Counted: the English words in what the cells print (standard
@@ -150,7 +152,7 @@ def test_the_chinese_notebook_shows_no_english_the_course_wrote(assignment: str,
 
     monkeypatch.setenv(EDITION_VARIABLE, "zh")
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")  # fast mode, as under the grader
-    run = InProcessNotebook(chinese)
+    run = InProcessNotebook(chinese, draw_figures=True)
     found = {"reference answers": english_words([t for o in run.reference for t in printed(o)], course_words, names)}
     for cell in answers:
         wrong = next((v for v in VARIANTS.get(assignment, []) if v.cell == cell and v.kind == "mutant"), None)
@@ -160,6 +162,8 @@ def test_the_chinese_notebook_shows_no_english_the_course_wrote(assignment: str,
         found[f"mutant {wrong.name}"] = english_words(
             [t for o in outcomes.values() for t in printed(o)], course_words, names
         )
+    missing = [problem for outcome in run.reference for problem in outcome.missing_glyphs]
+    assert not missing, f"{assignment}: the Chinese figures miss glyphs (drawn as boxes): {missing[:5]}"
     counts = {case: len(words) for case, words in found.items() if words}
     print(f"{assignment}: English words the course wrote, per run: {counts or 0}")
     assert not counts, f"{assignment}: English the course wrote reaches a Chinese student: " + "; ".join(

@@ -144,3 +144,20 @@ def test_chinese_figures_have_every_glyph(monkeypatch: pytest.MonkeyPatch) -> No
         assert mpl.rcParams["font.family"][-1] == style.CJK_FAMILY
         missing = draw_chinese_figure()
     assert not missing, f"the Chinese edition's figures miss glyphs: {missing[:3]}"
+
+
+def test_the_figure_check_of_the_chinese_runs_sees_chinese_inside_a_formula_label(monkeypatch) -> None:
+    """tests/test_chinese_words.py draws each figure with this check: a box for a Chinese character is caught."""
+    from tests.support.inprocess import glyphs_missing_when_drawn  # noqa: PLC0415
+
+    monkeypatch.setenv(language.EDITION_VARIABLE, "zh")
+    with mpl.rc_context():
+        style.use_cjk_font()
+        plt.subplots()[1].set_title("softmax 随 $d_k$ 增大而饱和")
+        mixed = glyphs_missing_when_drawn()
+        plt.close("all")
+        plt.subplots()[1].set_title("softmax 随 dₖ 增大而饱和")
+        unicode = glyphs_missing_when_drawn()
+        plt.close("all")
+    assert mixed, "Chinese inside a $formula$ label is drawn as boxes; the check should say so"
+    assert not unicode, f"Unicode symbols with Chinese should draw whole, got {unicode}"

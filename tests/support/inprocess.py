@@ -10,6 +10,7 @@ and a whole notebook. ``tests/test_variants.py`` checks that it agrees with a re
 """
 
 import io
+import logging
 import re
 import traceback
 import warnings
@@ -38,6 +39,7 @@ class CellOutcome:
     figures: int = 0
     figure_problems: list[str] = field(default_factory=list)
     figure_text: list[str] = field(default_factory=list)  # titles, axis labels, legends, colour bars
+    missing_glyphs: list[str] = field(default_factory=list)  # with draw_figures: what Matplotlib could not draw
 
     @property
     def passed(self) -> bool:
@@ -55,6 +57,31 @@ def described(figure: plt.Figure) -> list[str]:
     for axes in found.get("axes", []):
         texts += [axes.get("title", ""), axes.get("x", ""), axes.get("y", ""), *axes.get("legend", [])]
     return [text for text in texts if text]
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def glyphs_missing_when_drawn() -> list[str]:
+    """Draw every open figure; what Matplotlib said it could not draw. Text glyphs come as a warning ("missing
+    from font"), and those of a label holding $math$ only as a log line ("does not have a glyph")."""
+    records, logger = _Records(), logging.getLogger("matplotlib")
+    logger.addHandler(records)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for number in plt.get_fignums():
+                plt.figure(number).canvas.draw()
+    finally:
+        logger.removeHandler(records)
+    said = [str(warning.message) for warning in caught] + records.messages
+    return sorted({text for text in said if "missing from font" in text or "does not have a glyph" in text})
 
 
 def lines_outside(axes: plt.Axes) -> list[str]:
@@ -99,8 +126,10 @@ def figure_problems(cell_index: int) -> list[str]:
 class InProcessNotebook:
     """A notebook run once with its own answers, ready to grade other answers quickly."""
 
-    def __init__(self, nb: NotebookNode):
+    def __init__(self, nb: NotebookNode, draw_figures: bool = False):
+        """``draw_figures``: render each figure before it is closed, noting each glyph no font had."""
         self.notebook = nb
+        self.draw_figures = draw_figures
         self.cells = [cell for cell in nb.cells if cell.cell_type == "code"]
         self.snapshots: dict[str, dict] = {}
         self.graded: dict[tuple, dict[str, CellOutcome]] = {}  # grade()'s outcomes, by its arguments
@@ -143,11 +172,11 @@ class InProcessNotebook:
             if take_snapshots and is_answer_cell(cell):
                 self.snapshots[cell_id] = dict(namespace)
             source = answers.get(cell_id, cell.source)
-            outcomes.append(self._run_cell(index, cell_id, source, namespace))
+            outcomes.append(self._run_cell(index, cell_id, source, namespace, self.draw_figures))
         return outcomes
 
     @staticmethod
-    def _run_cell(index: int, cell_id: str | None, source: str, namespace: dict) -> CellOutcome:
+    def _run_cell(index: int, cell_id: str | None, source: str, namespace: dict, draw: bool = False) -> CellOutcome:
         outcome = CellOutcome(index, cell_id)
         stdout, stderr = io.StringIO(), io.StringIO()
         with warnings.catch_warnings(record=True) as caught, redirect_stdout(stdout), redirect_stderr(stderr):
@@ -162,5 +191,7 @@ class InProcessNotebook:
         outcome.figures = len(plt.get_fignums())
         outcome.figure_problems = figure_problems(index)
         outcome.figure_text = [text for number in plt.get_fignums() for text in described(plt.figure(number))]
+        if draw:
+            outcome.missing_glyphs = [f"cell {index}: {problem}" for problem in glyphs_missing_when_drawn()]
         plt.close("all")
         return outcome
