@@ -24,9 +24,10 @@ LANGUAGE = "zh"
 SOURCES = sources()
 
 
-def fields(text: str) -> set[str]:
-    """The names of the ``str.format`` fields of ``text``."""
-    return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+def fields(text: str) -> set[tuple[str, str, str]]:
+    """The ``str.format`` fields of ``text``: name, format spec and conversion (a changed spec could fail to fill)."""
+    return {(name, spec or "", conversion or "") for _, name, spec, conversion in string.Formatter().parse(text)
+            if name is not None}
 
 
 @pytest.mark.parametrize("name", sorted(SOURCES))
@@ -55,7 +56,7 @@ def fields_agree(english: str, translation: str) -> bool:
 
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_translations_keep_the_fields(name: str) -> None:
-    """A translation names the same ``{fields}`` as its English, so filling it in can never fail."""
+    """A translation has the same ``{fields}`` as its English, specs included, so filling it in can never fail."""
     wrong = [
         (message.id, message.string)
         for message in read_catalog(LANGUAGE, name)
