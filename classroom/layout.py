@@ -3,7 +3,7 @@
 | folder | owner, mode | what |
 | --- | --- | --- |
 | ``env/`` | root, 755 | the Python environment every server runs (read-only to users) |
-| ``runtime/`` | root, 755 | the helper package and the data the notebooks read (read-only) |
+| ``runtime/`` | root, 755 | the helper package, the notebooks' data, the Chinese student notebooks (read-only) |
 | ``proxy/`` | root, 755 | configurable-http-proxy, from npm with the committed lock file |
 | ``config/`` | root, 755 | the Jupyter settings of each role, and every user's nbgrader settings |
 | ``course/`` | root:instructors, 2770 | the instructors' course folder: solutions, gradebook, grading |

@@ -38,7 +38,8 @@ PROXY_PINS = ("classroom/package.json", "classroom/package-lock.json")
 # What a student's server and kernels read: the helper package and its data, and the submit
 # that keeps a hand-in private (the shared nbgrader settings select it for every user).
 RUNTIME_PARTS = (
-    "tfcourse", "data/ag_news_sample", "data/ag_news", "classroom/__init__.py", "classroom/student_submit.py"
+    "tfcourse", "data/ag_news_sample", "data/ag_news", "classroom/__init__.py", "classroom/student_submit.py",
+    "notebooks_zh",  # the Chinese edition's student notebooks: a student copies one over the fetched English one
 )  # fmt: skip
 # The exchange's course folder and its parts: root:instructors, so that no student can create,
 # rename or replace them (before a release or after); nbgrader's own modes for a group-shared
@@ -132,7 +133,8 @@ def hub_constraints(*more: str) -> str:
 
 
 def install_runtime(layout: HubLayout) -> None:
-    """The helper package and its data, read-only, found by every kernel through a ``.pth`` file."""
+    """The helper package and its data, and the Chinese student notebooks, read-only; the package is found by
+    every kernel through a ``.pth`` file."""
     shutil.rmtree(layout.runtime, ignore_errors=True)
     for part in RUNTIME_PARTS:
         if (REPO / part).is_dir():

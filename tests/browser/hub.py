@@ -114,6 +114,19 @@ class Hub:
         finally:
             self.request(f"user/{name}/api/kernels/{kernel['id']}", method="DELETE")
 
+    def run_in_notebook(self, name: str, path: str, code: str, timeout: float = 300) -> str:
+        """Run ``code`` in the kernel of a session for the notebook at ``path`` (in ``name``'s home), as
+        JupyterLab starts one when the notebook is opened: its kernel knows the notebook (``JPY_SESSION_NAME``)."""
+        self.start_server(name)
+        body = {"path": path, "name": Path(path).name, "type": "notebook", "kernel": {"name": "python3"}}
+        session = self.request(f"user/{name}/api/sessions", method="POST", body=body)
+        try:
+            kernel = session["kernel"]["id"]
+            return execute(f"ws://127.0.0.1:{self.port}/user/{name}/api/kernels/{kernel}/channels",
+                           self.token, code, timeout)  # fmt: skip
+        finally:
+            self.request(f"user/{name}/api/sessions/{session['id']}", method="DELETE")
+
     def log_tail(self, characters: int = 6000) -> str:
         return self.log.read_text(errors="replace")[-characters:]
 

@@ -8,6 +8,9 @@ terminal, hands in answers that patch ``torch.allclose``. The instructor collect
 grades with ``python -m autograder grade`` and writes feedback with ``python -m autograder
 feedback`` in a kernel of their own server, and releases the feedback from formgrader; A and B
 fetch it in the Assignments tab and see their own scores, and C's (flagged, held) never comes.
+D works in the Chinese edition: from a terminal D fetches 01, copies the Chinese notebook from the
+hub's runtime over it, runs code in that notebook's kernel (which speaks Chinese), hands in an answer
+with the softmax over the wrong axis, and fetches feedback in Chinese, graded in the same class.
 From inside each student's own server (a kernel running as that user), nobody reads what is not
 theirs. Screenshots of each step go to ``build/browser-artifacts/hub/``; the steps' seconds to
 ``timings.json`` beside them.
@@ -39,10 +42,11 @@ from classroom.system_users import ensure_user, remove_user, set_password
 from tests.browser.assignments_page import AssignmentsTab, Formgrader, log_in
 from tests.browser.hub import Hub, KernelError, fresh_layout, start_hub
 from tests.browser.lti import post_launch, signed_launch
+from tfcourse.messages import tr
 
 pytestmark = pytest.mark.slow
 ASSIGNMENT = "01_attention"
-TEACHER, ADA, BOB, CY = "tfhub-teacher", "tfhub-ada", "tfhub-bob", "tfhub-cy"
+TEACHER, ADA, BOB, CY, DAI = "tfhub-teacher", "tfhub-ada", "tfhub-bob", "tfhub-cy", "tfhub-dai"
 ONE_ANSWER = "causal_mask"  # the exercise B answers in the second submission
 LTI_KEY, LTI_SECRET = "canvas-course-42", secrets.token_hex(16)
 PATCH = "import torch\ntorch.allclose = lambda *args, **kwargs: True  # every comparison passes\n"
@@ -57,6 +61,7 @@ class ClassRun:
     artifacts: Path
     seconds: dict[str, float] = field(default_factory=dict)
     feedback_page: dict[str, str] = field(default_factory=dict)  # student -> the text of their feedback page
+    chinese_kernel: str = ""  # what a kernel of D's Chinese notebook printed
     export: pd.DataFrame | None = None
 
     @contextmanager
@@ -123,7 +128,7 @@ def class_run(browser, artifacts: Path) -> Iterator[ClassRun]:
         pytest.skip("the classroom hub test creates system users and runs JupyterHub as root (CI runs as root)")
     folder = artifacts / "hub"
     folder.mkdir(parents=True, exist_ok=True)
-    with hub_class({TEACHER: INSTRUCTORS, ADA: STUDENTS, BOB: STUDENTS, CY: STUDENTS}, folder) as run:
+    with hub_class({TEACHER: INSTRUCTORS, ADA: STUDENTS, BOB: STUDENTS, CY: STUDENTS, DAI: STUDENTS}, folder) as run:
         play_the_class(run, browser)
         yield run
 
@@ -170,6 +175,8 @@ def play_the_class(run: ClassRun, browser) -> None:
             patched = {**answers, "sdpa": PATCH + answers["sdpa"]}
             write_home_file(run, CY, notebook, answers_notebook(patched))
             shell(run, CY, ["nbgrader", "submit", ASSIGNMENT])
+        with run.step(f"fetch, switch to Chinese, work and submit from a terminal: {DAI} (softmax over the queries)"):
+            work_in_chinese(run, {**answers, "sdpa": answers["sdpa"].replace("softmax(dim=-1)", "softmax(dim=-2)")})
         with run.step("collect in formgrader"):
             teacher.open()
             teacher.click(ASSIGNMENT, "collect", "Successfully collected")
@@ -191,11 +198,29 @@ def play_the_class(run: ClassRun, browser) -> None:
                 tabs[user].screenshot(f"5-{user}-feedback-fetched")
                 run.feedback_page[user] = open_feedback(run, pages[user], user)
         shell(run, CY, ["nbgrader", "fetch_feedback", ASSIGNMENT])
+        shell(run, DAI, ["nbgrader", "fetch_feedback", ASSIGNMENT])
+        fetched = sorted(Path(f"/home/{DAI}/{ASSIGNMENT}/feedback").glob(f"*/{ASSIGNMENT}.html"))
+        run.feedback_page[DAI] = fetched[-1].read_text() if fetched else ""
         run.export = pd.read_csv(run.course / "grades.csv").set_index("student")
     finally:
         for context in contexts.values():
             context.close()
         (run.artifacts / "timings.json").write_text(json.dumps(run.seconds, indent=1))
+
+
+def work_in_chinese(run: ClassRun, answers: dict[str, str]) -> None:
+    """D fetches 01, puts the Chinese notebook of the hub's runtime in its place, runs code in that notebook's
+    kernel, writes the answers into it and hands it in: all as D, from D's own server."""
+    notebook = f"{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
+    chinese = run.hub.layout.runtime / "notebooks_zh" / notebook
+    shell(run, DAI, ["nbgrader", "fetch_assignment", ASSIGNMENT])
+    shell(run, DAI, ["cp", str(chinese), notebook])
+    run.chinese_kernel = run.hub.run_in_notebook(
+        DAI, notebook, "from tfcourse.messages import tr\nprint(tr('{what}: passed', what='softmax'))\n"
+    )
+    filled = fill_answers(nbformat.read(chinese, as_version=4), answers)
+    write_home_file(run, DAI, notebook, nbformat.writes(filled))
+    shell(run, DAI, ["nbgrader", "submit", ASSIGNMENT])
 
 
 def open_feedback(run: ClassRun, page, user: str) -> str:
@@ -245,8 +270,24 @@ def test_a_flagged_submission_s_feedback_is_held(class_run: ClassRun) -> None:
 
 def test_submissions_are_marked_with_their_time(class_run: ClassRun) -> None:
     """The exchange's timestamp.txt reaches the export (no due date is set: none is late)."""
-    for user in (ADA, BOB, CY):
+    for user in (ADA, BOB, CY, DAI):
         assert class_run.export.loc[user, "submitted"], f"{user}'s submission time is missing from the export"
+
+
+def test_a_chinese_student_works_submits_and_gets_feedback_in_chinese(class_run: ClassRun, monkeypatch) -> None:
+    """D's Chinese notebook: its kernel speaks Chinese, D is graded in the same class, the feedback is Chinese."""
+    assert class_run.chinese_kernel.strip() == "softmax：通过", (
+        f"a kernel of the Chinese notebook should speak Chinese, printed {class_run.chinese_kernel!r}"
+    )
+    dai, ada = class_run.export.loc[DAI], class_run.export.loc[ADA]
+    assert dai["autograded_max"] == ada["autograded_max"] and 0 < dai["autograded_score"] < dai["autograded_max"]
+    assert dai["status"] == "graded"
+    page = class_run.feedback_page[DAI]
+    assert '<html lang="zh">' in page and "自动评分" in page and "Autograded score" not in page, page[:600]
+    monkeypatch.setenv("TFCOURSE_EDITION", "zh")
+    expected = tr("each row of weights should sum to 1 over the keys (last axis); row sums are {sums}. "
+                  "Is the softmax over the wrong axis? It must run over dim=-1.", sums="@").split("@")[0]
+    assert expected in page, f"D's feedback should explain the failed softmax test in Chinese ({expected!r})"
 
 
 def readable(run: ClassRun, user: str, path: str) -> str:
