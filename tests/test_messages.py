@@ -162,3 +162,11 @@ def test_the_figure_check_of_the_chinese_runs_sees_chinese_inside_a_formula_labe
         plt.close("all")
     assert mixed, "Chinese inside a $formula$ label is drawn as boxes; the check should say so"
     assert not unicode, f"Unicode symbols with Chinese should draw whole, got {unicode}"
+
+
+def test_chinese_text_is_padded_by_columns_so_rows_line_up(monkeypatch) -> None:
+    monkeypatch.setenv(language.EDITION_VARIABLE, "zh")
+    rows = [tr("{name:>10}|", name=name) for name in ("贪心解码", "束宽 4", "greedy")]
+    assert {messages.display_width(row) for row in rows} == {11}, rows
+    assert tr("{name:>10}|", name="greedy") == "    greedy|", "Latin text pads as str.format does"
+    assert tr("{value:>8.3f}|", value=1.5) == "   1.500|", "numbers keep str.format's own specs"

@@ -12,6 +12,8 @@ a translation.
 """
 
 import re
+import string
+import unicodedata
 from functools import cache
 from pathlib import Path
 
@@ -24,6 +26,30 @@ LOCALE = Path(__file__).with_name("locale")
 # A space between two Chinese characters or full-width marks: a translation puts one after a field
 # ("{name} 的形状") for names in code, which Chinese text filled into that field must not keep.
 SPACE_BETWEEN_CJK = re.compile(r"(?<=[\u3000-\u9fff\uff00-\uffef]) (?=[\u3000-\u9fff\uff00-\uffef])")
+
+
+ALIGNED = re.compile(r"^(?:(?P<fill>.)(?=[<>^]))?(?P<align>[<>^])?(?P<width>\d+)$")
+
+
+def display_width(text: str) -> int:
+    """Columns ``text`` takes in a terminal or a notebook's output: a Chinese character takes two."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+
+
+class ColumnFormatter(string.Formatter):
+    """``str.format`` that pads text to a width in columns, not characters, so Chinese rows line up."""
+
+    def format_field(self, value: object, format_spec: str) -> str:
+        aligned = ALIGNED.match(format_spec) if isinstance(value, str) else None
+        if aligned is None:
+            return super().format_field(value, format_spec)
+        gap = max(0, int(aligned["width"]) - display_width(value))
+        fill, align = aligned["fill"] or " ", aligned["align"] or "<"
+        if align == ">":
+            return fill * gap + value
+        if align == "^":
+            return fill * (gap // 2) + value + fill * (gap - gap // 2)
+        return value + fill * gap
 
 
 @cache
@@ -47,5 +73,5 @@ def tr(message: str, /, **fields: object) -> str:
         use_cjk_font()  # the text may go on a figure
         text = catalog(language).get(message, message)
         if fields:
-            return SPACE_BETWEEN_CJK.sub("", text.format(**fields))
+            return SPACE_BETWEEN_CJK.sub("", ColumnFormatter().format(text, **fields))
     return text.format(**fields) if fields else text
