@@ -81,6 +81,7 @@ def test_a_message_has_one_translation_in_every_catalog() -> None:
 def test_chinese_filled_into_a_field_keeps_no_space_between_chinese_characters(monkeypatch) -> None:
     monkeypatch.setenv(language.EDITION_VARIABLE, "zh")
     assert "输出 的" not in tr("{name} should have shape {expected}, got {got}.", name="输出", expected=(2,), got=(3,))
+    assert "的形状" in tr("{name} should have shape {expected}, got {got}.", name="输出", expected=(2,), got=(3,))
     assert "causal_mask(4) " in tr("{name} should have shape {expected}, got {got}.", name="causal_mask(4)",
                                    expected=(2,), got=(3,)), "a code name keeps its space"
 
@@ -168,5 +169,6 @@ def test_chinese_text_is_padded_by_columns_so_rows_line_up(monkeypatch) -> None:
     monkeypatch.setenv(language.EDITION_VARIABLE, "zh")
     rows = [tr("{name:>10}|", name=name) for name in ("贪心解码", "束宽 4", "greedy")]
     assert {messages.display_width(row) for row in rows} == {11}, rows
+    assert tr("模型 {name:>9}", name="贪心解码") == "模型  贪心解码", "padding between Chinese text is kept"
     assert tr("{name:>10}|", name="greedy") == "    greedy|", "Latin text pads as str.format does"
     assert tr("{value:>8.3f}|", value=1.5) == "   1.500|", "numbers keep str.format's own specs"

@@ -23,11 +23,7 @@ from tfcourse.language import ENGLISH, edition
 from tfcourse.style import use_cjk_font
 
 LOCALE = Path(__file__).with_name("locale")
-# A space between two Chinese characters or full-width marks: a translation puts one after a field
-# ("{name} 的形状") for names in code, which Chinese text filled into that field must not keep.
-SPACE_BETWEEN_CJK = re.compile(r"(?<=[\u3000-\u9fff\uff00-\uffef]) (?=[\u3000-\u9fff\uff00-\uffef])")
-
-
+CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")  # Chinese characters and full-width marks
 ALIGNED = re.compile(r"^(?:(?P<fill>.)(?=[<>^]))?(?P<align>[<>^])?(?P<width>\d+)$")
 
 
@@ -37,7 +33,23 @@ def display_width(text: str) -> int:
 
 
 class ColumnFormatter(string.Formatter):
-    """``str.format`` that pads text to a width in columns, not characters, so Chinese rows line up."""
+    """``str.format`` for Chinese text: it pads text to a width in columns, not characters, so rows line up;
+    and it drops the space a translation puts between a field and Chinese ("{name} 的形状", right for a
+    name in code) when the field's value itself ends (or, before it, starts) with Chinese."""
+
+    def vformat(self, format_string: str, args: object, kwargs: dict) -> str:
+        pieces: list[str] = []
+        for literal, name, spec, conversion in self.parse(format_string):
+            if pieces and CJK.fullmatch(pieces[-1][-1:] or "x") and literal[:1] == " " and CJK.match(literal[1:2]):
+                literal = literal[1:]  # the previous field's value ends in Chinese, and so does what follows
+            if name is None:
+                pieces.append(literal)
+                continue
+            value = self.format_field(self.convert_field(self.get_field(name, args, kwargs)[0], conversion), spec)
+            if literal[-1:] == " " and CJK.match(literal[-2:-1]) and CJK.match(value[:1]):
+                literal = literal[:-1]
+            pieces += [literal, value]
+        return "".join(pieces)
 
     def format_field(self, value: object, format_spec: str) -> str:
         aligned = ALIGNED.match(format_spec) if isinstance(value, str) else None
@@ -73,5 +85,5 @@ def tr(message: str, /, **fields: object) -> str:
         use_cjk_font()  # the text may go on a figure
         text = catalog(language).get(message, message)
         if fields:
-            return SPACE_BETWEEN_CJK.sub("", ColumnFormatter().format(text, **fields))
+            return ColumnFormatter().format(text, **fields)
     return text.format(**fields) if fields else text

@@ -9,7 +9,7 @@ Applied when :mod:`tfcourse` is imported (every notebook does, in its setup cell
   :mod:`tfcourse.plots` and the notebooks use viridis or cividis explicitly);
 - in the Chinese edition, Matplotlib draws each character it cannot find in DejaVu Sans from
   Noto Sans CJK SC (the pinned ``noto-cjk-sans-otc`` package, last in ``font.family``): Latin text looks as in English,
-  Chinese text has glyphs on any machine. English runs skip it (reading the font takes 0.5 s).
+  Chinese text has glyphs on any machine. English runs skip it (reading the font takes time: docs/measurements.md).
 """
 
 import dataclasses
