@@ -26,7 +26,7 @@ from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po, write_po
 from IPython.core.inputtransformer2 import TransformerManager
 
-from autograder.course.settings import REPO_ROOT, assignment_ids
+from autograder.course.settings import REPO_ROOT, assignment_ids, release_notebook
 from tfcourse.messages import LOCALE
 
 PACKAGE = REPO_ROOT / "tfcourse"
@@ -78,10 +78,6 @@ def package_defaults(code: str) -> Iterator[tuple[str, int]]:
             for argument, default in zip(arguments, defaults, strict=True):
                 if argument.arg in DEFAULTED_PARAMETERS and (text := _literal(default)) is not None:
                     yield text, default.lineno
-
-
-def release_notebook(assignment: str, root: Path = REPO_ROOT) -> Path:
-    return root / "notebooks" / assignment / f"{assignment}.ipynb"
 
 
 Places = list[tuple[str, int | None]]

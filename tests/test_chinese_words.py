@@ -28,8 +28,8 @@ import pytest
 import yaml
 
 from autograder.course.notebooks import fill_answers, reference_answers
-from autograder.course.settings import REPO_ROOT, source_notebook
-from editions.messages import package_messages, release_notebook
+from autograder.course.settings import REPO_ROOT, release_notebook, source_notebook
+from editions.messages import package_messages
 from editions.release import release_notebook as translated_release
 from tests.support.inprocess import CellOutcome, InProcessNotebook
 from tests.variants import VARIANTS
