@@ -5,16 +5,19 @@ and missing. ``todo`` prints each stale or missing cell of one notebook, its id,
 and the English to translate, in the order of the notebook. ``release`` writes the translated
 student release, ``notebooks_LANGUAGE/`` (``make release`` runs it), and names the notebooks whose
 cells it had to leave in English. ``messages`` brings the message catalogs (``tfcourse/locale/LANGUAGE/*.po``)
-up to date with the English the notebooks and :mod:`tfcourse` print and draw, and counts what is left to
-translate.
+up to date with the English the notebooks and :mod:`tfcourse` print and draw, and the grader's catalogs of
+the hidden tests' messages (``autograder/locale/LANGUAGE/*.po``) with the hidden tests, and counts what is
+left to translate.
 """
 
 import argparse
 
+from autograder.course.hidden_messages import LOCALE as HIDDEN_LOCALE
 from autograder.course.settings import assignment_ids
-from editions.messages import sources, untranslated, update
+from editions.messages import hidden_sources, sources, untranslated, update
 from editions.release import release_directory, write_release
 from editions.translations import english_hash, load, markdown_cells
+from tfcourse.messages import LOCALE
 
 
 def status(language: str) -> int:
@@ -51,12 +54,13 @@ def release(language: str) -> int:
 
 def messages(language: str, names: list[str]) -> int:
     left = 0
-    for name, found in sources().items():
-        if names and name not in names:
-            continue
-        missing = untranslated(update(language, name, found))
-        print(f"{name}: {len(found)} messages, {len(missing)} untranslated or fuzzy")
-        left += len(missing)
+    for kind, locale, catalogs in (("", LOCALE, sources()), ("hidden tests of ", HIDDEN_LOCALE, hidden_sources())):
+        for name, found in catalogs.items():
+            if names and name not in names:
+                continue
+            missing = untranslated(update(language, name, found, locale))
+            print(f"{kind}{name}: {len(found)} messages, {len(missing)} untranslated or fuzzy")
+            left += len(missing)
     return 1 if left else 0
 
 

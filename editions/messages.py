@@ -26,7 +26,9 @@ from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po, write_po
 from IPython.core.inputtransformer2 import TransformerManager
 
-from autograder.course.settings import REPO_ROOT, assignment_ids, release_notebook
+from autograder.course import hidden_messages
+from autograder.course.notebooks import HIDDEN_TESTS
+from autograder.course.settings import REPO_ROOT, assignment_ids, release_notebook, source_notebook
 from tfcourse.messages import LOCALE
 
 PACKAGE = REPO_ROOT / "tfcourse"
@@ -103,6 +105,17 @@ def package_messages(package: Path = PACKAGE) -> dict[str, Places]:
     return found
 
 
+def hidden_messages_of(assignment: str, root: Path = REPO_ROOT) -> dict[str, Places]:
+    """Message -> the cells of the source notebook whose hidden tests use it
+    (:func:`autograder.course.hidden_messages.message_literals`)."""
+    found: dict[str, Places] = {}
+    for cell in nbformat.read(source_notebook(assignment, root), as_version=4).cells:
+        for block in HIDDEN_TESTS.findall(cell.source) if cell.cell_type == "code" else []:
+            for literal in hidden_messages.message_literals(block):
+                found.setdefault(literal.text, []).append((f"{assignment}.ipynb#{cell.id}", None))
+    return found
+
+
 def sources(root: Path = REPO_ROOT) -> dict[str, dict[str, Places]]:
     """Catalog name -> its messages: one per notebook, and ``tfcourse`` for the package."""
     catalogs = {assignment: notebook_messages(assignment, root) for assignment in assignment_ids(root)}
@@ -110,26 +123,32 @@ def sources(root: Path = REPO_ROOT) -> dict[str, dict[str, Places]]:
     return catalogs
 
 
-def catalog_file(language: str, name: str) -> Path:
-    return LOCALE / language / f"{name}.po"
+def hidden_sources(root: Path = REPO_ROOT) -> dict[str, dict[str, Places]]:
+    """Catalog name (the notebook's) -> the messages of its hidden tests, for the grader's catalogs
+    (``autograder/locale/``, which students never get)."""
+    return {assignment: hidden_messages_of(assignment, root) for assignment in assignment_ids(root)}
 
 
-def read_catalog(language: str, name: str) -> Catalog:
-    path = catalog_file(language, name)
+def catalog_file(language: str, name: str, locale: Path = LOCALE) -> Path:
+    return locale / language / f"{name}.po"
+
+
+def read_catalog(language: str, name: str, locale: Path = LOCALE) -> Catalog:
+    path = catalog_file(language, name, locale)
     if not path.exists():
         return Catalog(locale=language, project="Transformers from scratch", domain=name)
     with path.open("rb") as file:
         return read_po(file, locale=language, domain=name)
 
 
-def update(language: str, name: str, messages: dict[str, Places]) -> Catalog:
+def update(language: str, name: str, messages: dict[str, Places], locale: Path = LOCALE) -> Catalog:
     """Bring the ``.po`` file of ``name`` in line with ``messages`` and write it; return the catalog."""
     template = Catalog(project="Transformers from scratch", domain=name)
     for text, places in messages.items():
         template.add(text, locations=places)
-    catalog = read_catalog(language, name)
+    catalog = read_catalog(language, name, locale)
     catalog.update(template, update_header_comment=False)
-    path = catalog_file(language, name)
+    path = catalog_file(language, name, locale)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as file:
         write_po(file, catalog, width=120, ignore_obsolete=True, omit_header=True)

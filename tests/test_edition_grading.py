@@ -4,8 +4,9 @@ The Chinese notebook is made in the throw-away course from that course's English
 same function as ``notebooks_zh/`` (its text: the committed translation of 01 over a five-cell
 sample, tests/support/editions.py). Filled with the reference answers, it validates, scores full
 marks under plain nbgrader and under ``python -m autograder grade``, exactly as the English one
-does, and its feedback keeps the student's language; a wrong answer's failure comes in Chinese too
-(the grader runs a Chinese submission's tests in the zh edition, tfcourse/messages.py).
+does, and its feedback keeps the student's language; a wrong answer's failure comes in Chinese too, a
+visible test's (the grader runs a Chinese submission's tests in the zh edition, tfcourse/messages.py) and a
+hidden test's (autograder/course/hidden_messages.py), under both graders.
 """
 
 import re
@@ -35,14 +36,24 @@ def submissions(course) -> dict:
     release, source = read(course.release_notebook(ASSIGNMENT)), read(course.source_notebook(ASSIGNMENT))
     chinese = translate(release, source, translations_with_sample(ASSIGNMENT), LANGUAGE)
     answers = reference_answers(source)
-    wrong = {**answers, "sdpa": answers["sdpa"].replace("softmax(dim=-1)", "softmax(dim=-2)")}
-    assert wrong != answers
+    wrong = {  # a visible test catches the first mistake, only a hidden test the second
+        **answers,
+        "sdpa": answers["sdpa"].replace("softmax(dim=-1)", "softmax(dim=-2)"),
+        "padding_mask": answers["padding_mask"].replace("token_ids != pad_idx", "token_ids != 0"),
+    }
+    assert all(wrong[name] != answers[name] for name in ("sdpa", "padding_mask"))
     return {
         "en": fill_answers(release, answers),
         "zh": fill_answers(chinese, answers),
         "zh_blank": chinese,
-        "zh_wrong_axis": fill_answers(chinese, wrong),
+        "zh_wrong": fill_answers(chinese, wrong),
     }
+
+
+def failure(notebook, grade_id: str) -> str:
+    """The error a graded test cell of an autograded notebook printed."""
+    cell = next(c for c in notebook.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id)
+    return "\n".join(f"{o.ename}: {o.evalue}" for o in cell.outputs if o.output_type == "error")
 
 
 def chinese_cells(notebook) -> list[str]:
@@ -58,8 +69,6 @@ def test_plain_nbgrader_grades_both_editions_the_same(throwaway_course: Throwawa
     assert Validator().validate(str(path)) == {}, "the Chinese notebook with the reference answers fails validation"
     scores = {}
     for student, notebook in notebooks.items():
-        if student == "zh_wrong_axis":
-            continue  # the course grader's test below grades it
         submit(course, ASSIGNMENT, student, notebook)
         start = time.perf_counter()
         scores[student] = autograde(api, course, ASSIGNMENT, student)
@@ -68,6 +77,12 @@ def test_plain_nbgrader_grades_both_editions_the_same(throwaway_course: Throwawa
     for student in ("en", "zh"):
         assert {name: cell.auto_score for name, cell in scores[student].items()} == full, student
     assert sum(cell.auto_score or 0 for cell in scores["zh_blank"].values()) == 0
+    wrong = read(course.grading.autograded("zh_wrong", ASSIGNMENT) / f"{ASSIGNMENT}.ipynb")
+    assert scores["zh_wrong"]["padding_mask_values"].auto_score == 0
+    hidden = failure(wrong, "padding_mask_values")
+    assert CHINESE.search(hidden) and "hidden padding_mask" not in hidden, (
+        f"a Chinese submission's failed hidden test should explain itself in Chinese, got: {hidden!r}"
+    )
     autograded = read(course.grading.autograded("zh", ASSIGNMENT) / f"{ASSIGNMENT}.ipynb")
     assert chinese_cells(autograded) == chinese_cells(notebooks["zh"]) != [], "autograde changed the Chinese prose"
 
@@ -77,7 +92,7 @@ def test_the_course_grader_grades_both_editions_the_same_and_answers_in_the_stud
 ):
     course = throwaway_course(ASSIGNMENT, name="edition-grade", seeded=True)
     notebooks = submissions(course)
-    for student in ("en", "zh", "zh_wrong_axis"):
+    for student in ("en", "zh", "zh_wrong"):
         submit(course, ASSIGNMENT, student, notebooks[student])
     start = time.perf_counter()
     results = {r.student: r for r in grade(course, jobs=2, progress=False)}
@@ -85,9 +100,14 @@ def test_the_course_grader_grades_both_editions_the_same_and_answers_in_the_stud
     full = sum(test.max_score for test in results["en"].tests)
     assert results["en"].score == results["zh"].score == full, {s: (r.status, r.reason) for s, r in results.items()}
     assert [(t.grade_id, t.score) for t in results["en"].tests] == [(t.grade_id, t.score) for t in results["zh"].tests]
-    axis = {t.grade_id: t for t in results["zh_wrong_axis"].tests}["sdpa_softmax_axis"]
+    wrong = {t.grade_id: t for t in results["zh_wrong"].tests}
+    axis, hidden = wrong["sdpa_softmax_axis"], wrong["padding_mask_values"]
     assert axis.score == 0 and CHINESE.search(axis.message) and "sum to 1" not in axis.message, (
         f"a Chinese submission's failed test should explain itself in Chinese, got: {axis.message!r}"
+    )
+    assert hidden.score == 0 and hidden.clean_passed is False, hidden
+    assert CHINESE.search(hidden.message) and "hidden padding_mask" not in hidden.message, (
+        f"a Chinese submission's failed hidden test should explain itself in Chinese, got: {hidden.message!r}"
     )
 
     assert main(["--root", str(course.root), "feedback"]) == 0

@@ -67,8 +67,13 @@ class ColumnFormatter(string.Formatter):
 @cache
 def catalog(language: str) -> dict[str, str]:
     """``{English: translation}`` from every ``.po`` file of ``language``; fuzzy and empty entries left out."""
+    return translations_in(LOCALE / language, language)
+
+
+def translations_in(folder: Path, language: str) -> dict[str, str]:
+    """``{English: translation}`` from every ``.po`` file in ``folder``; fuzzy and empty entries left out."""
     translations: dict[str, str] = {}
-    for path in sorted((LOCALE / language).glob("*.po")):
+    for path in sorted(folder.glob("*.po")):
         with path.open("rb") as file:
             for message in read_po(file, locale=language):
                 if message.id and isinstance(message.id, str) and message.string and not message.fuzzy:

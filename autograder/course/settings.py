@@ -59,6 +59,14 @@ def configure(c: Config, root: Path, grading_directory: str = GRADING_DIRECTORY)
     c.ExchangeFactory.collect = "autograder.pipeline.exchange_collect.SafeExchangeCollect"
     # nbgrader re-inserts edited test cells but not deleted ones unless told to.
     c.OverwriteCells.add_missing_cells = True
+    # nbgrader's steps before it runs a submission, and one of the course's: once the hidden tests are back
+    # from the gradebook, their messages are put in the submission's edition (hidden_messages.py).
+    c.Autograde.sanitize_preprocessors = [
+        *(f"nbgrader.preprocessors.{step}" for step in ("ClearOutput", "DeduplicateIds", "OverwriteKernelspec")),
+        "nbgrader.preprocessors.OverwriteCells",
+        "autograder.course.hidden_messages.TranslateHiddenTests",
+        "nbgrader.preprocessors.CheckCellMetadata",
+    ]
     # nbgrader's formgrader page loads MathJax from a CDN (its template ignores mathjax_url): the
     # course's formgrade template (templates/formgrade/) loads HTMLExporter.mathjax_url instead.
     # Only the formgrader's template is replaced; generate_feedback keeps nbgrader's own.

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from nbformat import NotebookNode
 
+from autograder.course.hidden_messages import translate_hidden_tests
 from autograder.course.notebook_code import bound_names, notebook_bindings, without_magics
 from autograder.course.notebooks import cell_key, edition, grade_id, is_answer_cell, is_graded_test_cell
 from autograder.isolated.protocol import CleanRerunRequest, PlanCell
@@ -91,7 +92,8 @@ def clean_plan(
 ) -> tuple[PlanCell, ...]:
     """The source notebook's code cells in order, as plain Python, answers swapped for the student's definitions.
 
-    Definitions from cells the student added go in just before the first graded cell below them.
+    Definitions from cells the student added go in just before the first graded cell below them. The hidden
+    tests' messages are in the student's edition (:mod:`autograder.course.hidden_messages`).
     A cell of the source with a limit in ``cell_limits`` (by :func:`cell_key`) carries it.
     """
     answers: dict[str, str] = {}
@@ -100,7 +102,7 @@ def clean_plan(
             answers.setdefault(grade_id(cell), cell.source)
     protected = notebook_bindings(source)
     added = added_definitions(student, source, protected)
-    limits = cell_limits or {}
+    limits, language = cell_limits or {}, edition(student)
     plan: list[PlanCell] = []
     for cell in source.cells:
         if cell.cell_type != "code":
@@ -110,7 +112,8 @@ def clean_plan(
         if is_answer_cell(cell):
             kind, code = "answer", extract_definitions(answers.get(grade_id(cell), ""), protected)
         else:
-            kind, code = "test" if is_graded_test_cell(cell) else "setup", without_magics(cell.source)
+            text = translate_hidden_tests(cell.source, language)  # a test's hidden messages in the student's
+            kind, code = "test" if is_graded_test_cell(cell) else "setup", without_magics(text)
         limit = limits.get(cell_key(cell))
         plan.append(PlanCell(kind, grade_id(cell) or "", code, limit))
     # What comes after the last test (summary figures, extensions) cannot change a result.

@@ -35,11 +35,13 @@ from nbformat import NotebookNode  # noqa: E402
 from nbformat.v4 import new_markdown_cell, new_notebook  # noqa: E402
 
 from autograder.course.course import Course  # noqa: E402
+from autograder.course.hidden_messages import translate_hidden_tests  # noqa: E402
 from autograder.course.notebooks import HIDDEN_TESTS, edition, grade_id, is_graded_test_cell  # noqa: E402
 from autograder.course.paths import SUBMISSION_MARKS  # noqa: E402
 from autograder.course.settings import RELEASE_DIRECTORY, SOURCE_DIRECTORY  # noqa: E402
 from autograder.pipeline.feedback_text import WORDS, page_language, words  # noqa: E402
 from autograder.pipeline.results import Status, SubmissionResult, load_results  # noqa: E402
+from tfcourse.language import EDITIONS, ENGLISH  # noqa: E402
 
 DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
 INLINE_MATH = re.compile(r"(?<![\\$])\$([^$\n]+?)\$")
@@ -58,11 +60,15 @@ def normalise(line: str) -> str:
 
 
 def notebook_lines(paths: Iterable[Path], hidden_only: bool) -> set[str]:
-    """The normalised lines of the notebooks' cells, or only those between the hidden-test markers."""
+    """The normalised lines of the notebooks' cells, or only those between the hidden-test markers: those in
+    English and as the grader runs them for each other edition (their messages translated)."""
     lines = set()
     for path in paths:
         for cell in nbformat.read(path, as_version=4).cells:
-            blocks = HIDDEN_TESTS.findall(cell.source) if hidden_only else [cell.source]
+            texts = [cell.source]
+            if hidden_only:
+                texts += [translate_hidden_tests(cell.source, language) for language in EDITIONS if language != ENGLISH]
+            blocks = [block for text in texts for block in HIDDEN_TESTS.findall(text)] if hidden_only else texts
             lines.update(normalise(line) for block in blocks for line in block.splitlines())
     return lines
 
