@@ -13,8 +13,11 @@ from autograder.course.notebooks import HIDDEN_TESTS, grade_id, is_answer_cell, 
 SOLUTION_REGION = re.compile(r"^[ \t]*### BEGIN SOLUTION\n(.*?)^[ \t]*### END SOLUTION[ \t]*\n?", re.M | re.S)
 HINT = re.compile(r"<details><summary>Hint (\d+)</summary>(.*?)</details>", re.S)
 TODO_HEADING = re.compile(r"^#+ TODO (\d+)\b", re.M)
-# "What must hold:" (or "What must hold (in eval mode):"), then a bullet list or the rest of its paragraph.
-MUST_HOLD = re.compile(r"What must hold[^:\n]*:[ \t]*(?P<rest>.*?)(?=\n[ \t]*\n(?![ \t]*[*-] )|\Z)", re.S)
+# "What must hold:" (or "What must hold (in eval mode):", "...; what must hold, for ...:"), then a bullet list or
+# the rest of its paragraph.
+MUST_HOLD = re.compile(
+    r"[Ww]hat must hold[^:\n]*(?:\n[^:\n]*)?:[ \t]*(?P<rest>.*?)(?=\n[ \t]*\n(?![ \t]*[*-] )|\Z)", re.S
+)
 BULLET = re.compile(r"^[ \t]*[*-] ", re.M)
 CLAUSE_BREAK = re.compile(r";|,\s+and\s+|\.\s+(?=[A-Z])")  # "a; b", "a, and b", "a. B"
 

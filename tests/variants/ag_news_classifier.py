@@ -498,8 +498,20 @@ VARIANTS = [
     # --- extra_credit_pooling (extra credit): mistakes ---
     mutant(
         "extra_credit_pooling",
-        "softmax_over_the_padding",
-        ("scores.masked_fill(~keep, torch.finfo(scores.dtype).min)", "scores"),
+        "gated_sum_over_the_padding",
+        ("(gates * hidden).masked_fill(~keep.unsqueeze(-1), 0.0)", "gates * hidden"),
+        spares=("extra_credit_pooling_keyword", "extra_credit_pooling_device"),
+    ),
+    mutant(
+        "extra_credit_pooling",
+        "divided_by_the_padded_length",  # values at the padding cannot matter, but their number does
+        ("return terms.sum(dim=1)", "return terms.sum(dim=1) / hidden.shape[1]"),
+    ),
+    mutant(
+        "extra_credit_pooling",
+        "divided_by_the_text_length",  # a gated mean: the count becomes a proportion again
+        ("return terms.sum(dim=1)", "return terms.sum(dim=1) / keep.sum(dim=1, keepdim=True)"),
+        spares=("extra_credit_pooling_padding", "extra_credit_pooling_device"),
     ),
     mutant(
         "extra_credit_pooling",
@@ -529,6 +541,42 @@ VARIANTS = [
     ),
     mutant(
         "extra_credit_pooling",
+        "attention_pooling_sees_one_keyword_as_two",  # weights that sum to 1: one keyword or two, the same vector
+        source="""
+        def make_pooling(d_model):
+            class AttentionPooling(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.score = nn.Linear(d_model, 1)
+
+                def forward(self, hidden, keep):
+                    scores = self.score(hidden).squeeze(-1).masked_fill(~keep, torch.finfo(hidden.dtype).min)
+                    return (scores.softmax(dim=-1).unsqueeze(-1) * hidden).sum(dim=1)
+
+            return AttentionPooling()
+        """,
+        spares=("extra_credit_pooling_padding", "extra_credit_pooling_device"),
+    ),
+    mutant(
+        "extra_credit_pooling",
+        "max_after_a_projection_sees_one_keyword_as_two",
+        source="""
+        def make_pooling(d_model):
+            class ProjectedMax(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.project = nn.Linear(d_model, d_model)
+
+                def forward(self, hidden, keep):
+                    features = self.project(hidden)
+                    return features.masked_fill(~keep[..., None], torch.finfo(features.dtype).min).amax(dim=1)
+
+            return ProjectedMax()
+        """,
+        spares=("extra_credit_pooling_padding", "extra_credit_pooling_device"),
+    ),
+    mutant(
+        "extra_credit_pooling",
         "padding_filled_with_zero_before_the_max",
         source="""
         def make_pooling(d_model):
@@ -545,50 +593,65 @@ VARIANTS = [
     ),
     mutant(
         "extra_credit_pooling",
-        "padding_scores_on_the_default_device",
+        "padding_zeros_made_on_the_default_device",
         (
-            "scores = scores.masked_fill(~keep, torch.finfo(scores.dtype).min)",
-            "scores = torch.where(keep, scores, torch.full(scores.shape, -1e9))",
+            "terms = (gates * hidden).masked_fill(~keep.unsqueeze(-1), 0.0)",
+            "terms = torch.where(keep.unsqueeze(-1), gates * hidden, torch.zeros(hidden.shape))",
         ),
         spares=("extra_credit_pooling_padding", "extra_credit_pooling_keyword"),
     ),
     # --- extra_credit_pooling: other correct answers ---
     alternative(
         "extra_credit_pooling",
-        "max_after_a_projection",
+        "plain_masked_sum",
         """
         def make_pooling(d_model):
-            # A maximum of learned features: one feature can fire on the keyword alone, at any length.
-            class ProjectedMax(nn.Module):
+            # No parameters: the sum of the real tokens' vectors. The head's weights can be nearly orthogonal to
+            # every other word's vector, so the keyword's count is what it reads.
+            class MaskedSum(nn.Module):
+                def forward(self, hidden, keep):
+                    return (hidden * keep.unsqueeze(-1).to(hidden.dtype)).sum(dim=1)
+
+            return MaskedSum()
+        """,
+    ),
+    alternative(
+        "extra_credit_pooling",
+        "attention_with_a_learned_sink",
+        """
+        def make_pooling(d_model):
+            # Attention pooling plus one learned score for "nothing": the weights of the real tokens no longer
+            # sum to 1, so two keywords get more weight than one.
+            class SinkAttention(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.score = nn.Linear(d_model, 1)
+                    self.sink = nn.Parameter(torch.zeros(1))
+
+                def forward(self, hidden, keep):
+                    scores = self.score(hidden).squeeze(-1)
+                    scores = scores.masked_fill(~keep, torch.finfo(scores.dtype).min)
+                    with_sink = torch.cat([scores, self.sink.expand(scores.shape[0], 1)], dim=1)
+                    weights = with_sink.softmax(dim=-1)[:, :-1]
+                    return torch.einsum("bl,bld->bd", weights, hidden)
+
+            return SinkAttention()
+        """,
+    ),
+    alternative(
+        "extra_credit_pooling",
+        "sum_of_a_projection",
+        """
+        def make_pooling(d_model):
+            class ProjectedSum(nn.Module):
                 def __init__(self):
                     super().__init__()
                     self.project = nn.Linear(d_model, d_model)
 
                 def forward(self, hidden, keep):
-                    features = self.project(hidden)
-                    return features.masked_fill(~keep[..., None], torch.finfo(features.dtype).min).amax(dim=1)
+                    return torch.where(keep[..., None], self.project(hidden), 0.0).sum(dim=1)
 
-            return ProjectedMax()
-        """,
-    ),
-    alternative(
-        "extra_credit_pooling",
-        "learned_query_with_values",
-        """
-        def make_pooling(d_model):
-            class QueryPooling(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.query = nn.Parameter(torch.zeros(d_model))
-                    self.value = nn.Linear(d_model, d_model)
-
-                def forward(self, hidden, keep):
-                    scores = hidden @ self.query / d_model**0.5  # (B, L)
-                    weights = torch.where(keep, scores, float("-inf")).softmax(dim=-1)
-                    values = self.value(hidden).masked_fill(~keep[..., None], 0.0)
-                    return torch.einsum("bl,bld->bd", weights, values)
-
-            return QueryPooling()
+            return ProjectedSum()
         """,
     ),
 ]

@@ -648,6 +648,12 @@ VARIANTS = [
     ),
     mutant(
         "extra_credit_warmup",
+        "warm_up_in_two_ramps",  # the rate drops back half-way through the warm-up, then rises to the peak
+        (WARMUP_RISE, "return 0.01 + 0.99 * (2 * step % warmup) / warmup"),
+        spares=("extra_credit_warmup_groups",),
+    ),
+    mutant(
+        "extra_credit_warmup",
         "warm_up_over_the_whole_run",  # the peak only at the very end
         (WARMUP_LENGTH, "warmup = total_steps"),
     ),

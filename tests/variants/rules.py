@@ -53,6 +53,18 @@ RULES: list[Rule] = [
         ("no device, dtype or train/eval mode is set here", "train_step_keeps_mode", "sets_train_mode"),
     ),  # fmt: skip
     *_rules(
+        ENCODER,
+        "extra_credit_warmup",
+        ("the first step uses at most a tenth of the peak", "extra_credit_warmup_shape", "warm_up_from_half_the_peak"),
+        ("the rate never exceeds the peak", "extra_credit_warmup_shape", "overshoots_the_peak"),
+        ("reaches it (to within 5 %) within the first half of training", "extra_credit_warmup_shape",
+         "warm_up_over_the_whole_run"),
+        ("it never falls before the peak", "extra_credit_warmup_shape", "warm_up_in_two_ramps"),
+        ("never rises after it: one warm-up, then no second one", "extra_credit_warmup_shape", "cosine_with_restarts"),
+        ("each group follows the same curve relative to its own peak", "extra_credit_warmup_groups",
+         "one_rate_for_every_group"),
+    ),  # fmt: skip
+    *_rules(
         SEQ2SEQ,
         "transformer",
         ("the logits at position `t` do not depend on `tgt_in` after `t`", "transformer_causal", "no_causal_mask"),
@@ -82,6 +94,17 @@ RULES: list[Rule] = [
         "classifier",
         ("appending padding to a sequence changes none of its logits", "classifier_padding", "pooling_over_padding"),
     ),
+    *_rules(
+        AG_NEWS,
+        "extra_credit_pooling",
+        ("neither the values `hidden` holds there (even large ones)", "extra_credit_pooling_padding",
+         "gated_sum_over_the_padding"),
+        ("nor how many of them are appended to a text", "extra_credit_pooling_padding", "divided_by_the_padded_length"),
+        ("an accuracy of at least **90 %** for each of the training seeds 0, 1 and 2", "extra_credit_pooling_keyword",
+         "divided_by_the_text_length"),
+        ("no tensor is made on a fixed device", "extra_credit_pooling_device",
+         "padding_zeros_made_on_the_default_device"),
+    ),  # fmt: skip
     *_rules(
         AG_NEWS,
         "blog_fix",
