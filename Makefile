@@ -38,8 +38,8 @@ lab-zh:  ## 打开中文版学生笔记本 (make lab EDITION=zh)
 instructor-lab: install  ## JupyterLab on the whole repository, with the formgrader (Nbgrader menu)
 	$(BIN)/jupyter lab $(ALLOW_ROOT)
 
-data: install  ## download the full AG News dataset into data/ag_news/ (resumable, checksums verified)
-	$(BIN)/python -m tfcourse.download
+data: install  ## download the full AG News dataset into data/ag_news/ (resumable, checksums verified; EDITION=zh: in Chinese)
+	TFCOURSE_EDITION=$(EDITION) $(BIN)/python -m tfcourse.download
 
 sandbox:  ## bubblewrap, with which `grade` hides the course from student code (apt, when run as root)
 	@command -v bwrap >/dev/null 2>&1 || { \

@@ -27,6 +27,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from tfcourse.agnews import DATA_ENV_VAR, DEFAULT_DATA_DIR
+from tfcourse.messages import tr
 
 # The raw CSV files of the original dataset (ag_news_csv, version 3) as committed to GitHub in
 # mhjabreel/CharCnn_Keras: the mirror torchtext's AG_NEWS downloads from (its MD5 for test.csv,
@@ -46,7 +47,7 @@ class RemoteFile:
 
     @property
     def check(self) -> str:
-        return f"sha256 {self.sha256}" if self.sha256 else f"git blob id {self.git_blob}"
+        return f"sha256 {self.sha256}" if self.sha256 else tr("git blob id {blob}", blob=self.git_blob)
 
     @property
     def command(self) -> str:
@@ -98,11 +99,18 @@ def part_path(destination: Path) -> Path:
 
 
 def _by_hand(url: str, destination: Path, sha256: str | None, git_blob: str | None) -> str:
-    check = f"`sha256sum` prints {sha256}" if sha256 else f"`git hash-object` prints {git_blob}" if git_blob else ""
+    check = (
+        tr("`{command}` prints {value}", command="sha256sum", value=sha256)
+        if sha256
+        else tr("`{command}` prints {value}", command="git hash-object", value=git_blob)
+        if git_blob
+        else ""
+    )
     return (
-        f"Download it yourself (browser or curl) from\n  {url}\nand save it as\n  {destination}\n"
-        + (f"(check: {check}), " if check else "")
-        + "or run this again when the network is back."
+        tr("Download it yourself (browser or curl) from\n  {url}\nand save it as\n  {destination}\n",
+           url=url, destination=destination)
+        + (tr("(check: {check}), ", check=check) if check else "")
+        + tr("or run this again when the network is back.")
     )
 
 
@@ -135,11 +143,15 @@ def _transfer(url: str, part: Path, destination: Path, progress: bool, timeout: 
                 return
             part.unlink()
             return _transfer(url, part, destination, progress, timeout, hand)
-        raise DownloadError(f"could not download {url}: HTTP {error.code} {error.reason}.\n{hand}") from None
+        raise DownloadError(
+            tr("could not download {url}: HTTP {code} {reason}.", url=url, code=error.code, reason=error.reason)
+            + f"\n{hand}"
+        ) from None
     except (urllib.error.URLError, OSError, http.client.HTTPException) as error:
         reason = getattr(error, "reason", error)
         raise DownloadError(
-            f"could not download {url} ({reason}): offline, or the mirror is unreachable.\n{hand}"
+            tr("could not download {url} ({reason}): offline, or the mirror is unreachable.", url=url, reason=reason)
+            + f"\n{hand}"
         ) from None
     with response:
         part.parent.mkdir(parents=True, exist_ok=True)  # only now: offline leaves no empty folder behind
@@ -176,13 +188,15 @@ def _transfer(url: str, part: Path, destination: Path, progress: bool, timeout: 
                 os.fsync(stream.fileno())
         except (OSError, http.client.HTTPException) as error:
             raise DownloadError(
-                f"the download of {url} broke off after {received:,} bytes ({error}); {part} keeps them: "
-                f"run again to resume.\n{hand}"
+                tr("the download of {url} broke off after {received:,} bytes ({error}); {part} keeps them: "
+                   "run again to resume.", url=url, received=received, error=error, part=part)
+                + f"\n{hand}"
             ) from None
         if total is not None and received != total:
             raise DownloadError(
-                f"the download of {url} broke off after {received:,} of {total:,} bytes; {part} keeps them: "
-                f"run again to resume.\n{hand}"
+                tr("the download of {url} broke off after {received:,} of {total:,} bytes; {part} keeps them: "
+                   "run again to resume.", url=url, received=received, total=total, part=part)
+                + f"\n{hand}"
             )
 
 
@@ -251,29 +265,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         target = dest / remote.name
         if target.is_file():
             if not mismatches(target, sha256=remote.sha256, git_blob=remote.git_blob):
-                print(f"{target}: already there, {remote.check} verified")
+                print(tr("{target}: already there, {check} verified", target=target, check=remote.check))
                 continue
-            print(f"{target}: does not match {remote.check}; downloading the real file to replace it")
+            print(tr("{target}: does not match {check}; downloading the real file to replace it", target=target,
+                     check=remote.check))
         try:
             download(url, target, sha256=remote.sha256, git_blob=remote.git_blob, progress=not args.no_progress)
         except DownloadError as error:
             print(f"{target}: {str(error).splitlines()[0]}", file=sys.stderr)
             failed.append((remote, url, target))
             continue
-        print(f"{target}: downloaded from {url} ({target.stat().st_size:,} bytes), {remote.check} verified")
+        print(tr("{target}: downloaded from {url} ({size:,} bytes), {check} verified", target=target, url=url,
+                 size=target.stat().st_size, check=remote.check))
     if failed:
-        print("make data did not finish. Fetch by hand (browser or curl), then check each file:", file=sys.stderr)
+        print(tr("make data did not finish. Fetch by hand (browser or curl), then check each file:"), file=sys.stderr)
         for remote, url, target in failed:
             print(
-                f"  {url}\n    -> {target}   (`{remote.command}` must print {remote.sha256 or remote.git_blob})",
+                tr("  {url}\n    -> {target}   (`{command}` must print {value})", url=url, target=target,
+                   command=remote.command, value=remote.sha256 or remote.git_blob),
                 file=sys.stderr,
             )
-        print("Until then the notebooks use the committed sample in data/ag_news_sample.", file=sys.stderr)
+        print(tr("Until then the notebooks use the committed sample in data/ag_news_sample."), file=sys.stderr)
         return 1
     if dest == DEFAULT_DATA_DIR.resolve():
-        print(f"The full AG News dataset is in {dest}: the notebooks use it from now on.")
+        print(tr("The full AG News dataset is in {dest}: the notebooks use it from now on.", dest=dest))
     else:
-        print(f"The full AG News dataset is in {dest}: set {DATA_ENV_VAR}={dest} for the notebooks to use it.")
+        print(tr("The full AG News dataset is in {dest}: set {variable}={dest} for the notebooks to use it.", dest=dest,
+                 variable=DATA_ENV_VAR))
     return 0
 
 

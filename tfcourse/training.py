@@ -86,7 +86,7 @@ def train(
     optimizer.zero_grad(set_to_none=True)
     step_losses: list[float] = []
     group_loss, group_size = 0.0, 0
-    progress, shown = progress_bar(batches, total=total, desc=tr(desc))
+    progress, shown = progress_bar(batches, total=total, desc=tr(desc), unit=tr("batch"))
     for batch in progress:
         with precision():
             loss = loss_fn(model, batch)
@@ -112,18 +112,19 @@ def train(
     return step_losses
 
 
-def progress_bar(iterable: Iterable[Any], *, total: int | None, desc: str) -> tuple[Any, Any]:
+def progress_bar(iterable: Iterable[Any], *, total: int | None, desc: str, unit: str = "it") -> tuple[Any, Any]:
     """A ``tqdm.auto`` bar over ``iterable`` and, in Jupyter, the display handle it is drawn under.
 
     In a terminal (or in-process) this is the plain text bar, which writes to stderr; in a Jupyter
-    kernel it is the widget, displayed here with a display id so that :func:`finish` can redraw it.
+    kernel it is the widget, displayed here with a display id so that :func:`finish` can redraw it. ``unit``
+    names what it counts, in the reader's language (tqdm's own "it/s" would stay English).
     """
     if issubclass(tqdm, notebook_tqdm):  # tqdm.auto picked the Jupyter widget
         from IPython.display import display
 
-        progress = tqdm(iterable, total=total, desc=desc, leave=True, display=False)
+        progress = tqdm(iterable, total=total, desc=desc, unit=unit, leave=True, display=False)
         return progress, display(progress.container, display_id=True)
-    return tqdm(iterable, total=total, desc=desc, leave=False), None
+    return tqdm(iterable, total=total, desc=desc, unit=unit, leave=False), None
 
 
 def finish(progress: Any, shown: Any) -> None:
