@@ -207,7 +207,7 @@ def export_canvas(course: Course, path: Path) -> LmsExport:
         scores = {a: score_text(totals.get((a, student))) for a in assignments}
         rows.append({"Student": entry["name"], "ID": user_id, "SIS User ID": "", "SIS Login ID": "", "Section": ""}
                     | scores)  # fmt: skip
-    pd.DataFrame(rows, columns=CANVAS_STUDENT_COLUMNS + assignments).fillna("").to_csv(path, index=False)
+    pd.DataFrame(rows, columns=CANVAS_STUDENT_COLUMNS + assignments, dtype=object).fillna("").to_csv(path, index=False)
     left_out = sorted({student for _, student in totals} - set(canvas))
     return LmsExport([path], len(canvas), left_out, checks(frame))
 
