@@ -1,8 +1,10 @@
 """Every notebook of the course, graded with a loop, a dying kernel and a leak in it (see notebook_class.py).
 
 Graded by ``autograder.pipeline.grade`` with the course's real limits (120 s cell timeout,
-900 s per submission), so the looping exercise shows what it costs in seconds, while the
-other job grades the rest of the class beside it. The loop waits rather than spins (see
+900 s per submission, one math-library thread per kernel), so the looping exercise shows what
+it costs in seconds. One job grades the three hand-ins in turn: a second would start a second
+set of zygotes (about 16 core-s) for three submissions, and two jobs side by side are graded
+by the hostile class and the hub's. The loop waits rather than spins (see
 ``notebook_class.looping``): the cell limits stop it all the same, and the suite's other
 workers keep the cores.
 """
@@ -20,6 +22,7 @@ from autograder.pipeline.results import Status, SubmissionResult
 from tests.grader.leaks import leaks, normalised, not_written_by_them, own_lines, secret_lines
 from tests.grader.notebook_class import STUDENTS, answer_ids, hand_in
 from tests.support.course import ThrowawayCourse
+from tests.support.grading_seed import ONE_THREAD
 
 pytestmark = pytest.mark.slow
 # A correct notebook whose first exercise loops, graded on 2 cores beside the rest of the suite. Every cell
@@ -46,13 +49,13 @@ class GradedNotebook:
 
 @pytest.fixture(scope="module", params=assignment_ids())
 def graded(request: pytest.FixtureRequest, throwaway_course: ThrowawayCourse) -> GradedNotebook:
-    """One notebook's class handed in, graded in one run (two jobs beside each other), its feedback
+    """One notebook's class handed in, graded in one run (one job), its feedback
     written and flagged submissions released. One course per notebook, so that the notebooks'
     classes can be graded on different test workers at once."""
     assignment = request.param
     course = throwaway_course(assignment, name=f"class-{assignment}", seeded=True)
     hand_in(course, assignment)
-    results = grade(course, jobs=2, progress=False)
+    results = grade(course, jobs=1, limits=ONE_THREAD, progress=False)
     assert main(["--root", str(course.root), "feedback", "--release-all-flagged"]) == 0
     mine = {r.student: r for r in results if r.assignment == assignment}
     assert set(mine) == set(STUDENTS), mine

@@ -19,12 +19,14 @@ from pathlib import Path
 from filelock import FileLock
 
 from autograder.course.course import Course
+from autograder.launch.limits import Limits
 from autograder.pipeline import gradebook
 from autograder.pipeline.cell_limits import load_times, save_times, sources_digest
 from autograder.pipeline.grade import grade
 from tests.support.harness import SHARED_FOLDER_ENV
 
 SEED_STUDENT = "seed-untouched"
+ONE_THREAD = Limits(threads=1)  # the course's limits, one math-library thread per kernel
 
 
 def seed_course(assignment: str) -> Course:
@@ -39,9 +41,10 @@ def seed_course(assignment: str) -> Course:
             handed_in = course.grading.submitted(SEED_STUDENT, assignment)
             handed_in.mkdir(parents=True)
             shutil.copy(course.release_notebook(assignment), handed_in / f"{assignment}.ipynb")
-            # Two jobs, as every course of the suite grades: one math-library thread per kernel. With one
-            # job the reference ran on two threads, far slower on the loaded cores, and every limit grew.
-            grade(course, jobs=2, progress=False)
+            # One math-library thread per kernel, as every course of the suite grades (two jobs on two cores):
+            # on two threads the reference ran far slower on the loaded cores, and every limit grew. One job,
+            # though: a second would start a second set of zygotes (about 16 core-s) for the one hand-in.
+            grade(course, jobs=1, limits=ONE_THREAD, progress=False)
             ready.touch()
     return Course(folder / "course", Course.default().grading_directory)
 
