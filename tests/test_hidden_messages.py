@@ -93,6 +93,9 @@ def test_the_message_literals_are_those_a_student_reads() -> None:
     assert 'check_close(f"隐藏输出 {tuple(x.shape)}", a, b, hint="look " "twice")' in translated
     assert "else f'太小：{v:.2f}')" in translated and "x = '数'" in translated
     assert translate_code("check_close(", {"x": "y"}) == "check_close(", "code that does not parse is left alone"
+    broken = 'check_close(f"hidden output {q}", a, b)'
+    assert translate_code(broken, {"hidden output {q}": '隐藏 "{q}'}) == broken, "a translation that breaks the code"
+    assert translate_code(broken, {"hidden output {q}": "隐藏 {q"}) == broken, "a brace the f-string cannot close"
 
 
 def test_english_hidden_tests_are_left_as_written() -> None:

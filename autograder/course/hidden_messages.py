@@ -120,14 +120,23 @@ def catalog(language: str) -> dict[str, str]:
 
 
 def translate_code(code: str, translations: dict[str, str]) -> str:
-    """``code`` with each message literal that ``translations`` knows written in its translation."""
+    """``code`` with each message literal that ``translations`` knows written in its translation.
+
+    Should a translation break the code (a quote or a brace that ends its literal early), the code
+    stays in English: a student never loses a point to a translation.
+    """
     data = code.encode()
     pieces, done = [], 0
     for literal in message_literals(code):
         if literal.text in translations:
             pieces += [data[done : literal.start], literal.written(translations[literal.text]).encode()]
             done = literal.end
-    return b"".join([*pieces, data[done:]]).decode()
+    translated = b"".join([*pieces, data[done:]]).decode()
+    try:
+        ast.parse(translated)
+    except SyntaxError:
+        return code
+    return translated
 
 
 def translate_hidden_tests(source: str, language: str) -> str:
