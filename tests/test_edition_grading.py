@@ -17,7 +17,7 @@ import pytest
 from nbgrader.validator import Validator
 
 from autograder.cli import main
-from autograder.course.notebooks import fill_answers, reference_answers
+from autograder.course.notebooks import fill_answers, grade_id, reference_answers
 from autograder.pipeline.grade import grade
 from editions.release import translate
 from tests.conftest import TIMINGS
@@ -51,9 +51,9 @@ def submissions(course) -> dict:
     }
 
 
-def failure(notebook, grade_id: str) -> str:
+def failure(notebook, wanted: str) -> str:
     """The error a graded test cell of an autograded notebook printed."""
-    cell = next(c for c in notebook.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id)
+    cell = next(c for c in notebook.cells if grade_id(c) == wanted)
     return "\n".join(f"{o.ename}: {o.evalue}" for o in cell.outputs if o.output_type == "error")
 
 

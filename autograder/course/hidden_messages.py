@@ -6,7 +6,7 @@ the package would hand every student the hidden tests' wording before the deadli
 translations live here instead, in ``autograder/locale/<edition>/<assignment>.po``, which students
 never get, and reach the kernel inside the hidden tests themselves: when a submission of another
 edition is graded, each message literal of a hidden-test block is replaced by its translation
-(``f"hidden output {q_shape}"`` becomes ``f"隐藏测试的输出 {q_shape}"``), the same expressions in its
+(``f"hidden output {q_shape}"`` becomes ``f"隐藏测试：查询形状为 {q_shape} 时的输出"``), the same expressions in its
 fields. The kernel then sees nothing the English hidden tests would not have shown it, and the
 feedback's scrubber treats the translated lines as it treats the English ones
 (:meth:`autograder.pipeline.feedback.Secrets.of_course`).
@@ -54,7 +54,8 @@ class Literal:
         return f"{self.prefix}{self.quote}{text}{self.quote}"
 
 
-def _called_name(call: ast.Call) -> str:
+def called_name(call: ast.Call) -> str:
+    """The name a call calls: ``check_close`` in ``check_close(...)`` and in ``tfcourse.check_close(...)``."""
     function = call.func
     return function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
 
@@ -62,10 +63,10 @@ def _called_name(call: ast.Call) -> str:
 def _message_nodes(tree: ast.AST) -> Iterator[ast.expr]:
     """The expressions of ``tree`` whose string value is a message (see the module's docstring)."""
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _called_name(node) in CHECKS:
+        if isinstance(node, ast.Call) and called_name(node) in CHECKS:
             yield from node.args[:1]
             yield from (keyword.value for keyword in node.keywords if keyword.arg in CHECK_KEYWORDS)
-        elif isinstance(node, ast.Call) and _called_name(node).endswith(("Error", "Exception")):
+        elif isinstance(node, ast.Call) and called_name(node).endswith(("Error", "Exception")):
             yield from node.args[:1]
         elif isinstance(node, ast.Assert) and node.msg is not None:
             yield node.msg

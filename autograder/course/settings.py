@@ -62,7 +62,9 @@ def configure(c: Config, root: Path, grading_directory: str = GRADING_DIRECTORY)
     # nbgrader's steps before it runs a submission, and one of the course's: once the hidden tests are back
     # from the gradebook, their messages are put in the submission's edition (hidden_messages.py).
     c.Autograde.sanitize_preprocessors = [
-        *(f"nbgrader.preprocessors.{step}" for step in ("ClearOutput", "DeduplicateIds", "OverwriteKernelspec")),
+        "nbgrader.preprocessors.ClearOutput",
+        "nbgrader.preprocessors.DeduplicateIds",
+        "nbgrader.preprocessors.OverwriteKernelspec",
         "nbgrader.preprocessors.OverwriteCells",
         "autograder.course.hidden_messages.TranslateHiddenTests",
         "nbgrader.preprocessors.CheckCellMetadata",

@@ -112,7 +112,7 @@ def clean_plan(
         if is_answer_cell(cell):
             kind, code = "answer", extract_definitions(answers.get(grade_id(cell), ""), protected)
         else:
-            text = translate_hidden_tests(cell.source, language)  # a test's hidden messages in the student's
+            text = translate_hidden_tests(cell.source, language)  # hidden messages in the student's language
             kind, code = "test" if is_graded_test_cell(cell) else "setup", without_magics(text)
         limit = limits.get(cell_key(cell))
         plan.append(PlanCell(kind, grade_id(cell) or "", code, limit))
