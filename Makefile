@@ -20,11 +20,12 @@ export PATH := $(BIN):$(PATH)
 EDITION ?= en
 RELEASE_FOLDER := $(if $(filter en,$(EDITION)),notebooks,notebooks_$(EDITION))
 
-$(STAMP): requirements.txt requirements-lock.txt classroom/requirements-hub-nodeps.txt pyproject.toml
+$(STAMP): requirements.txt requirements-lock.txt requirements-removed.txt classroom/requirements-hub-nodeps.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -c requirements-lock.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r classroom/requirements-hub-nodeps.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(BIN)/python -m pip uninstall --quiet --yes -r requirements-removed.txt
 	touch $(STAMP)
 
 install: $(STAMP)  ## create .venv and install everything (once; again when a requirements file changes)

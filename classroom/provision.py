@@ -30,8 +30,10 @@ ENV_PINS = (
     "classroom/constraints-hub.txt",
     "requirements.txt",
     "requirements-lock.txt",
+    "requirements-removed.txt",
 )
-NGSHARE_PINS = ("classroom/requirements-ngshare.txt", "classroom/constraints-hub.txt", "requirements-lock.txt")
+NGSHARE_PINS = ("classroom/requirements-ngshare.txt", "classroom/constraints-hub.txt", "requirements-lock.txt",
+                "requirements-removed.txt")
 EXCHANGES = ("filesystem", "ngshare")  # nbgrader's exchange on this machine's disk, or the ngshare service
 NGSHARE_USER = "tfcourse-ngshare"  # the service's own system account: it alone reads its database and files
 PROXY_PINS = ("classroom/package.json", "classroom/package-lock.json")
@@ -87,7 +89,14 @@ def build_env(layout: HubLayout) -> None:
     pip = [str(layout.python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     subprocess.run([*pip, "-r", str(REPO / "classroom/requirements-hub.txt"), "-c", str(constraints)], check=True)
     subprocess.run([*pip, "--no-deps", "-r", str(REPO / "classroom/requirements-hub-nodeps.txt")], check=True)
+    remove_unwanted(layout.python)
     stamp.write_text(value)
+
+
+def remove_unwanted(python: Path) -> None:
+    """Uninstall what requirements-removed.txt lists (a package that only slows every start), as make install does."""
+    uninstall = [str(python), "-m", "pip", "uninstall", "--quiet", "--disable-pip-version-check", "--yes"]
+    subprocess.run([*uninstall, "-r", str(REPO / "requirements-removed.txt")], check=True)
 
 
 def build_ngshare_env(layout: HubLayout) -> None:
@@ -102,6 +111,7 @@ def build_ngshare_env(layout: HubLayout) -> None:
     constraints.write_text(hub_constraints("classroom/requirements-ngshare.txt"))
     pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     subprocess.run([*pip, "-r", str(REPO / "classroom/requirements-ngshare.txt"), "-c", str(constraints)], check=True)
+    remove_unwanted(python)
     stamp.write_text(value)
 
 

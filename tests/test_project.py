@@ -1,5 +1,6 @@
-"""Project hygiene: one set of pins for pip and conda, and ruff-clean Python."""
+"""Project hygiene: one set of pins for pip and conda, what the install removes, and ruff-clean Python."""
 
+import importlib.metadata
 import os
 import re
 import shutil
@@ -32,6 +33,17 @@ def test_requirements_agree_with_the_lock():
     lock = pins((REPO_ROOT / "requirements-lock.txt").read_text().splitlines())
     for name, version in pins((REPO_ROOT / "requirements.txt").read_text().splitlines()).items():
         assert lock.get(name) == version, f"{name}: requirements.txt says {version}, the lock {lock.get(name)}"
+
+
+def test_what_the_install_removes_is_absent_and_nbformat_starts_quickly():
+    removed = [line.strip() for line in (REPO_ROOT / "requirements-removed.txt").read_text().splitlines()
+               if line.strip() and not line.startswith("#")]  # fmt: skip
+    for name in removed:
+        with pytest.raises(importlib.metadata.PackageNotFoundError):
+            importlib.metadata.distribution(name)
+    code = "import sys, nbformat; print(sorted(m for m in sys.modules if m.startswith(('rfc3987', 'lark'))))"
+    imported = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert imported.strip() == "[]", f"importing nbformat still loads {imported.strip()}"
 
 
 def test_python_code_is_ruff_clean():
