@@ -7,10 +7,22 @@ styles, readable in greyscale, applied on import) and :mod:`tfcourse.checks` (vi
 helpers whose messages say what was expected, what came out and why).
 """
 
-from tfcourse.device import get_device, seed_everything
 from tfcourse.modes import fast_mode
 from tfcourse.style import apply_course_style
 
 apply_course_style()
 
 __all__ = ["fast_mode", "get_device", "seed_everything"]
+
+
+def __getattr__(name: str):
+    """``get_device`` and ``seed_everything`` import torch on first use (PEP 562), not with the package.
+
+    The grader imports only ``tfcourse.language`` and ``tfcourse.messages``; loading torch with them
+    cost every grader command about 1.3 s of CPU before it did anything.
+    """
+    if name in ("get_device", "seed_everything"):
+        from tfcourse import device  # noqa: PLC0415
+
+        return getattr(device, name)
+    raise AttributeError(f"module 'tfcourse' has no attribute {name!r}")
