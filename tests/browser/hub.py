@@ -21,6 +21,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 import websocket
 
 from classroom.layout import HubLayout
@@ -137,8 +138,14 @@ class Hub:
                     self.request(f"hub/api/users/{user['name']}/server", method="DELETE")
                 except urllib.error.URLError:
                     pass
-        end_processes([self.process.pid])  # JupyterHub stops the proxy it started (cleanup_proxy) ...
-        proxy_pid = self.state / "proxy.pid"  # ... unless it died first
+        try:  # the proxy, managed services (ngshare) and servers it started: JupyterHub stops them as it exits ...
+            started = psutil.Process(self.process.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            started = []
+        end_processes([self.process.pid])
+        # ... unless it died first, or one outlives it: ngshare services were found running long after their test.
+        end_processes([process.pid for process in started if process.is_running()])
+        proxy_pid = self.state / "proxy.pid"
         if proxy_pid.exists():
             end_processes([int(proxy_pid.read_text().strip() or 0)])
 
