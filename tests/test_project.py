@@ -75,3 +75,38 @@ def test_tests_sharing_a_costly_fixture_run_as_one_unit_of_work():
     assert len({work_unit(f"{flow}[{a}]") for a in notebooks}) == 2
     alone = "tests/test_agnews.py::test_loader_reads_both_csv_forms"
     assert work_unit(alone) == alone
+
+
+class StandInWorker:
+    """What the scheduler reads of an xdist worker: its gateway's id; what it sends is dropped."""
+
+    def __init__(self, name: str) -> None:
+        self.gateway = type("Gateway", (), {"id": name})()
+
+    def send_runtest_some(self, indexes: list[int]) -> None:
+        pass
+
+
+def test_at_most_two_workers_take_the_waiting_units_while_other_work_remains(pytestconfig, monkeypatch):
+    import xdist.scheduler.loadscope  # noqa: PLC0415
+
+    from tests.conftest import SLEEPER_LANES, GroupScheduling, is_sleeper  # noqa: PLC0415
+
+    monkeypatch.setattr(xdist.scheduler.loadscope, "parse_tx_spec_config", lambda config: ["popen"] * 4)
+
+    every = "tests/grader/test_every_notebook.py::test_the_export_gives_a_reason_for_every_lost_point"
+    waiting = [f"{every}[{a}]" for a in ("01_attention", "04_encoder", "05_encoder_decoder", "07_language_model")]
+    busy = [f"tests/test_agnews.py::test_{n}" for n in range(6)]
+    scheduler = GroupScheduling(pytestconfig)
+    for nodeid in busy + waiting:
+        scheduler.workqueue[scheduler._split_scope(nodeid)] = {nodeid: False}
+    taken: dict[str, list[str]] = {}
+    nodes = [StandInWorker(f"gw{n}") for n in range(4)]
+    scheduler.registered_collections = {node: busy + waiting for node in nodes}
+    for _ in range(2):  # two rounds, as xdist starts each worker with two units
+        for node in nodes:
+            scheduler._assign_work_unit(node)
+            taken.setdefault(node.gateway.id, []).append(next(reversed(scheduler.assigned_work[node])))
+    lanes = {worker for worker, units in taken.items() if any(map(is_sleeper, units))}
+    assert len(lanes) == SLEEPER_LANES and all(all(map(is_sleeper, taken[worker])) for worker in lanes), taken
+    assert taken["gw0"][0].endswith("07_language_model"), taken  # the longest first
