@@ -129,8 +129,10 @@ def test_the_image_installs_the_locked_pins(dockerfile):
     # ngshare-exchange, the exchange's client, without the stale requirement nbgrader 0.9.6 cannot meet
     assert commands[1].split() == ["pip", "install", "--no-deps", "-r",
                                    "/opt/tfcourse/pins/classroom/requirements-hub-nodeps.txt"]  # fmt: skip
+    # and without what `make install` removes again (requirements-removed.txt)
+    assert commands[2].split() == ["pip", "uninstall", "--yes", "-r", "/opt/tfcourse/pins/requirements-removed.txt"]
     copied = [shlex.split(a) for k, a in dockerfile if k == "COPY"]
-    assert ["requirements.txt", "requirements-lock.txt", "/opt/tfcourse/pins/"] in copied
+    assert ["requirements.txt", "requirements-lock.txt", "requirements-removed.txt", "/opt/tfcourse/pins/"] in copied
     lines = (REPO_ROOT / "classroom" / "requirements-hub.txt").read_text().splitlines()
     hub = [line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()]
     assert hub == ["-r ../requirements.txt", "jupyterhub==6.1.1", "jupyterhub-ltiauthenticator==1.6.3"]
