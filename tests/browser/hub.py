@@ -143,6 +143,7 @@ class Hub:
         except psutil.NoSuchProcess:
             started = []
         end_processes([self.process.pid])
+        self.process.wait(timeout=30)  # reaped by psutil already: this records it, or Popen warns when collected
         # ... unless it died first, or one outlives it: ngshare services were found running long after their test.
         end_processes([process.pid for process in started if process.is_running()])
         proxy_pid = self.state / "proxy.pid"
@@ -221,6 +222,7 @@ def start_hub(layout: HubLayout, log: Path, auth: str = "pam", state: Path | Non
         except (urllib.error.URLError, ConnectionError):
             if process.poll() is not None or time.monotonic() > deadline:
                 end_processes([process.pid])
+                process.wait(timeout=30)
                 raise RuntimeError(f"the hub did not start (exit {process.poll()}):\n{hub.log_tail()}") from None
             time.sleep(0.5)
 
