@@ -93,13 +93,25 @@ def fresh_page(browser, artifacts: Path, request: pytest.FixtureRequest):
         context.close()
 
 
-@pytest.fixture
-def page(browser, lab: JupyterLab, artifacts: Path, request: pytest.FixtureRequest):
-    """A fresh page for the student's server (its kernels are shut down afterwards)."""
+@pytest.fixture(scope="session")
+def student_page(browser, lab: JupyterLab):
+    """The student's JupyterLab, loaded once per worker: each test opens its notebook there."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
-        with fresh_page(browser, artifacts, request) as page:
-            yield page
+        yield context.new_page()
     finally:
+        context.close()
+
+
+@pytest.fixture
+def page(student_page, lab: JupyterLab, artifacts: Path, request: pytest.FixtureRequest):
+    """The student's page; if the test failed, a screenshot of what it showed last; its kernels shut down after."""
+    try:
+        yield student_page
+    finally:
+        if request.node.stash.get(FAILED, False):
+            artifacts.mkdir(parents=True, exist_ok=True)
+            student_page.screenshot(path=artifacts / f"failed-{request.node.name}.png")
         lab.shut_down_kernels()
 
 
