@@ -151,6 +151,7 @@ COSTLY_UNITS = {
     "tests/grader/test_every_notebook.py": 120,
     "alternatives:05": 200,
     "tests/grader/test_grader_dask.py": 160,
+    "tests/grader/test_readme_commands.py": 100,  # one test; by its count it came last, the run's tail
     "notebook:": 120,
     "alternatives:": 60,
 }
