@@ -177,7 +177,7 @@ def work_unit(nodeid: str) -> str:
 
 # Units whose minutes are mostly spent waiting: a graded class whose looping exercise waits out
 # every cell limit (tests/grader/test_every_notebook.py). When all four workers held one at once,
-# the two cores were half idle for four minutes (stop 37's profile); two workers at most take them.
+# the two cores were half idle for minutes (docs/measurements.md); two workers at most take them.
 SLEEPER = "tests/grader/test_every_notebook.py:"
 SLEEPER_LANES = 2
 

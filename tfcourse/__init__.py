@@ -19,7 +19,7 @@ def __getattr__(name: str):
     """``get_device`` and ``seed_everything`` import torch on first use (PEP 562), not with the package.
 
     The grader imports only ``tfcourse.language`` and ``tfcourse.messages``; loading torch with them
-    cost every grader command about 1.3 s of CPU before it did anything.
+    slowed every grader command's start (docs/measurements.md, test suite).
     """
     if name in ("get_device", "seed_everything"):
         from tfcourse import device  # noqa: PLC0415

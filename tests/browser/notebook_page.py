@@ -1,8 +1,8 @@
 """What a student does in a JupyterLab notebook tab, and what the page then shows.
 
 Actions go through the page the way a student's do: the first notebook is opened by its URL, the
-next ones in the same JupyterLab as its file browser opens them (the other tabs closed: a page load
-of JupyterLab costs Chromium 6 to 9 s of CPU), *Run All Cells* is JupyterLab's own command (the
+next ones in the same JupyterLab as its file browser opens them (the other tabs closed: each page load
+of JupyterLab costs Chromium seconds of CPU, docs/measurements.md), *Run All Cells* is JupyterLab's own command (the
 one behind the Run menu), and Validate is a click on nbgrader's toolbar button. What the test reads
 comes from the rendered page (output text, ``<img>`` elements that loaded, the dialog's text), with
 the output types (``error`` or not) read from the notebook model that JupyterLab renders.
