@@ -30,6 +30,7 @@ os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get(
 from autograder.course import settings  # noqa: E402
 from autograder.course.course import Course  # noqa: E402
 from autograder.course.settings import assignment_ids  # noqa: E402
+from tests.support import grading_pool  # noqa: E402
 from tests.support.course import ThrowawayCourse  # noqa: E402
 from tests.support.grading_seed import seed  # noqa: E402
 from tests.support.harness import (  # noqa: E402
@@ -238,6 +239,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    grading_pool.shut_down()  # the kept grading pools, and the zygotes they hold
     # On an xdist worker: hand the timings to the controller, which prints them.
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:

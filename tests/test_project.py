@@ -110,3 +110,18 @@ def test_at_most_two_workers_take_the_waiting_units_while_other_work_remains(pyt
     lanes = {worker for worker, units in taken.items() if any(map(is_sleeper, units))}
     assert len(lanes) == SLEEPER_LANES and all(all(map(is_sleeper, taken[worker])) for worker in lanes), taken
     assert taken["gw0"][0].endswith("07_language_model"), taken  # the longest first
+
+
+def test_a_worker_keeps_one_grading_pool_per_job_count_until_other_notebooks_are_graded():
+    from tests.support import grading_pool  # noqa: PLC0415
+
+    try:
+        first = grading_pool.pool_for(1, ("01_attention",))
+        assert grading_pool.pool_for(1, ("01_attention",)) is first  # the seed's zygotes serve the class
+        assert grading_pool.pool_for(2, ("01_attention",)) is not first  # two jobs: a pool of two processes
+        replaced = grading_pool.pool_for(1, ("04_encoder",))
+        assert replaced is not first
+        with pytest.raises(RuntimeError, match="shutdown"):  # one notebook set kept: the other pool ended
+            first.submit(int)
+    finally:
+        grading_pool.shut_down()

@@ -2,9 +2,9 @@
 
 import pytest
 
-from autograder.pipeline.grade import grade
 from tests.grader.hostile_class import ASSIGNMENT, CASES, LIMITS, GradedClass, submit
 from tests.support.course import ThrowawayCourse
+from tests.support.grading_pool import grade_on_kept_pool
 
 
 @pytest.fixture(scope="session")
@@ -14,5 +14,5 @@ def graded_class(throwaway_course: ThrowawayCourse) -> GradedClass:
         submit(course, case)
     good = course.grading.submitted("good", ASSIGNMENT) / f"{ASSIGNMENT}.ipynb"
     good_bytes, solution_bytes = good.read_bytes(), course.source_notebook(ASSIGNMENT).read_bytes()
-    results = grade(course, jobs=2, limits=LIMITS, progress=False)
+    results = grade_on_kept_pool(course, jobs=2, limits=LIMITS, progress=False)
     return GradedClass(course, {r.student: r for r in results}, good_bytes, solution_bytes)

@@ -17,11 +17,11 @@ from autograder.cli import main
 from autograder.course.course import Course
 from autograder.course.settings import assignment_ids
 from autograder.pipeline.export import export_frame
-from autograder.pipeline.grade import grade
 from autograder.pipeline.results import Status, SubmissionResult
 from tests.grader.leaks import leaks, normalised, not_written_by_them, own_lines, secret_lines
 from tests.grader.notebook_class import STUDENTS, answer_ids, hand_in
 from tests.support.course import ThrowawayCourse
+from tests.support.grading_pool import grade_on_kept_pool
 from tests.support.grading_seed import ONE_THREAD
 
 pytestmark = pytest.mark.slow
@@ -55,7 +55,7 @@ def graded(request: pytest.FixtureRequest, throwaway_course: ThrowawayCourse) ->
     assignment = request.param
     course = throwaway_course(assignment, name=f"class-{assignment}", seeded=True)
     hand_in(course, assignment)
-    results = grade(course, jobs=1, limits=ONE_THREAD, progress=False)
+    results = grade_on_kept_pool(course, jobs=1, limits=ONE_THREAD, progress=False)
     assert main(["--root", str(course.root), "feedback", "--release-all-flagged"]) == 0
     mine = {r.student: r for r in results if r.assignment == assignment}
     assert set(mine) == set(STUDENTS), mine

@@ -12,11 +12,11 @@ from autograder.course.paths import sqlite_url
 from autograder.launch.sandbox import bwrap_available
 from autograder.pipeline.export import export_frame
 from autograder.pipeline.feedback import HIDDEN_LINE_REMOVED, release_flagged, write_feedback
-from autograder.pipeline.grade import grade
 from autograder.pipeline.report import write_report
 from autograder.pipeline.results import Status, load_results
 from tests.grader.hostile_class import ASSIGNMENT, LIMITS, GradedClass, points_per_test
 from tests.grader.leaks import leaks, normalised, secret_lines
+from tests.support.grading_pool import grade_on_kept_pool
 
 POINTS = points_per_test()  # grade id -> points of every graded test cell of the hostile class's notebook
 FULL = sum(POINTS.values())
@@ -160,11 +160,11 @@ def test_report_and_cli_export(graded_class: GradedClass, tmp_path: Path) -> Non
 
 
 def test_grading_again_skips_unchanged_and_redoes_changed(graded_class: GradedClass) -> None:
-    assert grade(graded_class.course, jobs=2, limits=LIMITS, progress=False) == []
+    assert grade_on_kept_pool(graded_class.course, jobs=2, limits=LIMITS, progress=False) == []
     changed = graded_class.course.grading.submitted("edited_test", ASSIGNMENT) / f"{ASSIGNMENT}.ipynb"
     notebook = nbformat.read(changed, as_version=4)
     notebook.cells.append(nbformat.v4.new_markdown_cell("late edit"))
     del notebook.cells[-1]["id"]
     nbformat.write(notebook, changed)
-    [again] = grade(graded_class.course, jobs=2, limits=LIMITS, progress=False)
+    [again] = grade_on_kept_pool(graded_class.course, jobs=2, limits=LIMITS, progress=False)
     assert again.student == "edited_test" and again.score == graded_class.results["edited_test"].score

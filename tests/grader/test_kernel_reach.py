@@ -24,11 +24,11 @@ from autograder.course.notebooks import grade_id, is_answer_cell, reference_answ
 from autograder.course.settings import RELEASE_DIRECTORY, REPO_ROOT, SOURCE_DIRECTORY, release_notebook, source_notebook
 from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
-from autograder.pipeline.grade import grade
 from autograder.pipeline.results import SubmissionResult
 from tests.grader import secret_walk
 from tests.grader.hostile_class import ASSIGNMENT, hidden_test_blocks, solution, with_answer
 from tests.support.course import ThrowawayCourse
+from tests.support.grading_pool import grade_on_kept_pool
 from tests.support.notebooks import solution_code
 
 pytestmark = [
@@ -153,7 +153,7 @@ def graded(throwaway_course: ThrowawayCourse) -> Graded:
     folder.mkdir(parents=True)
     server = LoopbackServer()
     nbformat.write(submission(server.port), folder / f"{ASSIGNMENT}.ipynb")
-    [result] = grade(course, jobs=1, limits=LIMITS, progress=False)
+    [result] = grade_on_kept_pool(course, jobs=1, limits=LIMITS, progress=False)
     server.socket.close()
     return Graded(course, result, server)
 

@@ -22,7 +22,7 @@ from autograder.course.course import Course
 from autograder.launch.limits import Limits
 from autograder.pipeline import gradebook
 from autograder.pipeline.cell_limits import load_times, save_times, sources_digest
-from autograder.pipeline.grade import grade
+from tests.support.grading_pool import grade_on_kept_pool
 from tests.support.harness import SHARED_FOLDER_ENV
 
 SEED_STUDENT = "seed-untouched"
@@ -44,7 +44,7 @@ def seed_course(assignment: str) -> Course:
             # One math-library thread per kernel, as every course of the suite grades (two jobs on two cores):
             # on two threads the reference ran far slower on the loaded cores, and every limit grew. One job,
             # though: a second would start a second set of zygotes (about 16 core-s) for the one hand-in.
-            grade(course, jobs=1, limits=ONE_THREAD, progress=False)
+            grade_on_kept_pool(course, jobs=1, limits=ONE_THREAD, progress=False)
             ready.touch()
     return Course(folder / "course", Course.default().grading_directory)
 
