@@ -125,3 +125,18 @@ def test_a_worker_keeps_one_grading_pool_per_job_count_until_other_notebooks_are
             first.submit(int)
     finally:
         grading_pool.shut_down()
+
+
+@pytest.mark.slow  # starts the fork server (its Python imports the grader): seconds
+def test_a_kept_grading_pool_holds_no_copy_of_the_test_worker_s_pipes():
+    from tests.support import grading_pool  # noqa: PLC0415
+
+    read, write = os.pipe()  # as Playwright's pipe to its driver: the driver must see it close
+    try:
+        pid = grading_pool.pool_for(1, ("01_attention",)).submit(os.getpid).result(timeout=120)
+        held = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+        assert os.readlink(f"/proc/self/fd/{write}") not in held, held
+    finally:
+        grading_pool.shut_down()
+        os.close(read)
+        os.close(write)

@@ -9,8 +9,14 @@ test worker keeps one pool per job count, for one notebook set at a time: a run 
 replaces it (its zygotes end with its processes), which bounds the memory the kept zygotes hold.
 The gradings that follow one another on a worker are those of a notebook's seed course and its
 graded class, and the hostile class graded three times.
+
+The pools' processes come from a fork server, not from a fork of the test worker: a forked process
+kept for the run holds a copy of every pipe the worker has open, Playwright's to its driver among
+them, and the driver, which exits when its input closes, never saw it close: the worker hung at the
+end of the session, when its browser was closed (once, in a full run).
 """
 
+import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
@@ -26,6 +32,8 @@ class KeptPool:
 
 
 _pools: dict[int, KeptPool] = {}
+FORK_SERVER = multiprocessing.get_context("forkserver")
+FORK_SERVER.set_forkserver_preload(["autograder.pipeline.grade"])  # each pool process starts with it imported
 
 
 def pool_for(jobs: int, assignments: tuple[str, ...]) -> ProcessPoolExecutor:
@@ -35,7 +43,7 @@ def pool_for(jobs: int, assignments: tuple[str, ...]) -> ProcessPoolExecutor:
         return kept.executor
     if kept is not None:
         kept.executor.shutdown()
-    _pools[jobs] = KeptPool(assignments, ProcessPoolExecutor(max_workers=jobs))
+    _pools[jobs] = KeptPool(assignments, ProcessPoolExecutor(max_workers=jobs, mp_context=FORK_SERVER))
     return _pools[jobs].executor
 
 
