@@ -20,9 +20,10 @@ to the student notebook, copied into the site under ``notebooks/``.
 
 It is built in English (``build/book/``) and in Chinese (``build/book/zh/``, the Markdown of each
 page from ``editions/zh/``, English where a cell's translation is missing or stale; the student
-notebooks from ``notebooks_zh/``). Each notebook is executed once; both pages are rendered from the
-run. Each page links to the same page in the other language. Every figure gets alt text in the
-page's language (``book/alt_text.py``), and the HTML is made accessible (``book/accessible.py``).
+notebooks from ``notebooks_zh/``). Each notebook is executed once per language, since the course's
+messages print in the page's language (``TFCOURSE_EDITION``). Each page links to the same page in
+the other language. Every figure gets alt text in the page's language (``book/alt_text.py``), and
+the HTML is made accessible (``book/accessible.py``).
 """
 
 import argparse
