@@ -3,7 +3,7 @@
 Graded by ``autograder.pipeline.grade`` with the course's real limits (120 s cell timeout,
 900 s per submission, one math-library thread per kernel), so the looping exercise shows what
 it costs in seconds. One job grades the three hand-ins in turn: a second would start a second
-set of zygotes (about 16 core-s) for three submissions, and two jobs side by side are graded
+set of zygotes (their cost: docs/measurements.md) for three submissions, and two jobs side by side are graded
 by the hostile class and the hub's. The loop waits rather than spins (see
 ``notebook_class.looping``): the cell limits stop it all the same, and the suite's other
 workers keep the cores.

@@ -2,8 +2,8 @@
 
 ``grade`` runs its jobs on a ``concurrent.futures`` executor whose worker processes keep their
 zygotes (:func:`autograder.launch.zygote.shared_zygote`) from job to job; left to itself it makes a
-new pool per run, whose zygotes start again (their imports: about 11 core-s for one notebook's set,
-see docs/measurements.md). A throw-away course has no data folder, so its zygotes' sandbox is every
+new pool per run, whose zygotes start again (their imports take seconds of CPU per notebook: see
+docs/measurements.md). A throw-away course has no data folder, so its zygotes' sandbox is every
 other throw-away course's, and one notebook's zygotes can serve the next course that grades it. So a
 test worker keeps one pool per job count, for one notebook set at a time: a run of other notebooks
 replaces it (its zygotes end with its processes), which bounds the memory the kept zygotes hold.

@@ -43,7 +43,7 @@ def seed_course(assignment: str) -> Course:
             shutil.copy(course.release_notebook(assignment), handed_in / f"{assignment}.ipynb")
             # One math-library thread per kernel, as every course of the suite grades (two jobs on two cores):
             # on two threads the reference ran far slower on the loaded cores, and every limit grew. One job,
-            # though: a second would start a second set of zygotes (about 16 core-s) for the one hand-in.
+            # though: a second would start a second set of zygotes (docs/measurements.md) for the one hand-in.
             grade_on_kept_pool(course, jobs=1, limits=ONE_THREAD, progress=False)
             ready.touch()
     return Course(folder / "course", Course.default().grading_directory)
