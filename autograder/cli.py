@@ -7,29 +7,25 @@ feedback             HTML per student without hidden tests, maths offline; flagg
 export               grades.csv with status, reason and per-test columns (--format canvas|moodle: the LMS's import)
 report               class report (HTML with figures)
 similarity           pairs of answers closer than independent work explains (HTML page, similarity.json)
+
+Each command imports its own modules when it runs (pandas, seaborn, copydetect, the grader): none
+waits for what only another needs (the start-up each saves: docs/measurements.md).
 """
 
 import argparse
-import multiprocessing
 import os
 import sys
 from concurrent.futures import Executor
 from pathlib import Path
-
-import nbformat
 
 from autograder.course.course import Course
 from autograder.course.paths import GRADING_DIRECTORY
 from autograder.course.settings import REPO_ROOT
 from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
-from autograder.pipeline import collect, export, feedback, grade, profile, report, sanitize
+from autograder.pipeline import collect
 from autograder.pipeline.handins import MAX_BYTES, HandinLimits
 from autograder.pipeline.results import Status, SubmissionResult
-from autograder.similarity import compare as similarity
-from autograder.similarity import page as similarity_page
-from autograder.similarity.answers import release_code
-from autograder.similarity.fingerprints import boilerplate_hashes
 
 
 def dask_executor(address: str) -> Executor:
@@ -60,6 +56,10 @@ def run_collect(args: argparse.Namespace) -> int:
 
 
 def run_sanitize(args: argparse.Namespace) -> int:
+    import nbformat  # noqa: PLC0415 (each command imports its own modules, see the module)
+
+    from autograder.pipeline import sanitize  # noqa: PLC0415
+
     course: Course = args.course
     submitted = course.grading.submitted()
     for assignment in args.assignment or course.assignments():
@@ -79,6 +79,8 @@ def run_sanitize(args: argparse.Namespace) -> int:
 
 
 def run_grade(args: argparse.Namespace) -> int:
+    from autograder.pipeline import grade, profile  # noqa: PLC0415
+
     limits = Limits(args.timeout, int(args.memory * 2**30), cell_timeout=args.cell_timeout)
     sandbox = None if args.sandbox == "auto" else args.sandbox == "on"
     if sandbox is None and not bwrap_available():
@@ -126,6 +128,8 @@ def grade_summary(results: list[SubmissionResult], handed_in: set[str]) -> list[
 
 
 def run_feedback(args: argparse.Namespace) -> int:
+    from autograder.pipeline import feedback  # noqa: PLC0415
+
     release, everything = args.release_flagged or [], args.release_all_flagged
     unmatched = []
     if release or everything:
@@ -145,6 +149,8 @@ def run_feedback(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from autograder.pipeline import export  # noqa: PLC0415
+
     if args.format == "csv":
         frame = export.export_csv(args.course, args.output)
         print(f"{len(frame)} rows -> {args.output}")
@@ -162,30 +168,16 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_report(args: argparse.Namespace) -> int:
+    from autograder.pipeline import report  # noqa: PLC0415
+
     print(report.write_report(args.course, args.output))
     return 0
 
 
-def similarity_section(course: Course, assignment: str, jobs: int) -> tuple[similarity.AssignmentSimilarity, list]:
-    """One notebook compared, and its section of the page."""
-    result, work = similarity.compare_assignment(course, assignment, jobs)
-    return result, similarity_page.assignment_section(result, work, boilerplate_hashes(release_code(work.release)))
-
-
 def run_similarity(args: argparse.Namespace) -> int:
-    assignments = similarity.handed_in(args.course, args.assignment)
-    if args.jobs > 1 and len(assignments) > 1 and "fork" in multiprocessing.get_all_start_methods():
-        # One notebook per process: reading, fingerprints, scores and page all run side by side.
-        with multiprocessing.get_context("fork").Pool(min(args.jobs, len(assignments))) as pool:
-            done = pool.starmap(similarity_section, [(args.course, a, 1) for a in assignments])
-    else:
-        done = [similarity_section(args.course, a, args.jobs) for a in assignments]
-    for result, _ in done:
-        print(f"{result.assignment:24s} {len(result.students):4d} submissions, {len(result.listed()):4d} pairs listed, "
-              f"{len(result.reference_copies):4d} answers identical to the reference")  # fmt: skip
-    print(f"results -> {similarity.save(args.course, [result for result, _ in done])}")
-    print(f"page    -> {similarity_page.write_page([section for _, section in done], args.output)}")
-    return 0
+    from autograder.similarity import command  # noqa: PLC0415
+
+    return command.run(args.course, args.assignment, args.jobs, args.output)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -241,7 +233,7 @@ def parser() -> argparse.ArgumentParser:
 
     step = commands.add_parser("export", help="grades CSV")
     step.add_argument("--output", type=Path, default=Path("grades.csv"))
-    step.add_argument("--format", choices=export.FORMATS, default="csv",
+    step.add_argument("--format", choices=("csv", *collect.LMS_FORMATS), default="csv",
                       help="csv: every column (default); canvas: Canvas's gradebook import; "
                            "moodle: a Moodle grading worksheet per assignment, OUTPUT-<assignment>.csv")  # fmt: skip
     step.set_defaults(run=run_export)
@@ -252,7 +244,8 @@ def parser() -> argparse.ArgumentParser:
 
     step = commands.add_parser("similarity", help="rank pairs of answers closer than independent work explains")
     step.add_argument("--assignment", nargs="+", action="extend", help="repeat or list several")
-    step.add_argument("--jobs", type=int, default=similarity.default_jobs(), help="processes (one notebook each)")
+    step.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                      help="processes, one notebook each (default: 2, or 1 on one core)")  # fmt: skip
     step.add_argument("--output", type=Path, default=Path("similarity.html"))
     step.set_defaults(run=run_similarity)
     return main

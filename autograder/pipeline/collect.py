@@ -36,6 +36,7 @@ from autograder.pipeline.handins import DEFAULT_LIMITS, HandinLimits, RefusedHan
 from autograder.pipeline.refusals import Refusal, record_refusals
 
 CANVAS, MOODLE = "canvas", "moodle"
+LMS_FORMATS = (CANVAS, MOODLE)  # the LMSs whose downloads collect reads and whose imports export writes
 LMS_STUDENTS = "lms_students.json"  # in the grading folder: {student: {"lms", "name", "ids": {assignment: id}}}
 MOODLE_PREFIX = re.compile(r"^(?P<name>[^_/]+)_(?P<id>\d+)_assignsubmission_[a-z]+_")
 MOODLE_BLIND_NAME = "Participant"  # Moodle's name for every student under blind marking

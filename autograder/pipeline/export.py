@@ -57,7 +57,6 @@ from autograder.pipeline.refusals import Refusal, refusals_by_submission
 from autograder.pipeline.results import Status, SubmissionResult, load_results
 from autograder.similarity.compare import closest_matches
 
-FORMATS = ("csv", CANVAS, MOODLE)
 CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 CANVAS_POINTS_ROW = "Points Possible"
 MOODLE_COLUMNS = ["Identifier", "Full name", "Grade", "Maximum Grade", "Last modified (grade)"]

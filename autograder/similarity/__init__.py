@@ -7,5 +7,6 @@
 - :mod:`.scores`: pair scores for a whole class from its fingerprint sets, robust z-scores;
 - :mod:`.compare`: the step itself, over a :class:`~autograder.course.course.Course`, kept in
   ``grading/similarity.json``;
-- :mod:`.page`: the HTML page, the ranked pairs side by side.
+- :mod:`.page`: the HTML page, the ranked pairs side by side;
+- :mod:`.command`: ``python -m autograder similarity``, each notebook compared and the page written.
 """

@@ -11,7 +11,6 @@ read it); the page (:mod:`.page`) shows the listed pairs side by side.
 
 import json
 import multiprocessing
-import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -307,6 +306,3 @@ def closest_matches(course: Course) -> dict[tuple[str, str], dict]:
         for student, pair in result["closest"].items()
     }
 
-
-def default_jobs() -> int:
-    return min(2, os.cpu_count() or 1)

@@ -27,3 +27,16 @@ def test_grade_runs_from_the_venv_python_without_its_bin_on_path(throwaway_cours
     assert result.returncode == 0, result.stderr[-2000:]
     assert "0 graded in this run" in result.stdout
     assert course.grading.gradebook.exists()
+
+
+def test_the_command_line_imports_only_what_the_command_needs() -> None:
+    # Each command imports its own modules when it runs (autograder/cli.py): building the parser, as
+    # every command does first, must not wait for pandas, seaborn, copydetect, torch or the grader.
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "autograder", "--help"],
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    lines = result.stderr.splitlines()
+    imported = {line.rsplit("|", 1)[-1].strip() for line in lines if line.startswith("import time")}
+    heavy = {"pandas", "seaborn", "copydetect", "torch", "autograder.pipeline.grade", "autograder.pipeline.export",
+             "autograder.pipeline.report", "autograder.similarity.compare"}  # fmt: skip
+    assert result.returncode == 0 and "similarity" in result.stdout, result.stderr[-2000:]
+    assert "autograder.cli" in imported and not heavy & imported, sorted(heavy & imported)
