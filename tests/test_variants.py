@@ -9,9 +9,10 @@ can mean training a model (slow, in ``make test``).
 import pytest
 
 from autograder.course.settings import assignment_ids
-from tests.support.harness import variant_answer, wave_answers
+from tests.support.harness import inprocess_notebook, variant_answer, wave_answers
 from tests.support.notebooks import answer_cells, graded_test_cells
-from tests.variants import VARIANTS
+from tests.variants import BLAMES, VARIANTS
+from tests.variants.spec import Blame
 
 
 def test_every_answer_cell_has_mutants_and_an_alternative(source_nb, assignment):
@@ -48,6 +49,25 @@ def test_variant(inprocess, assignment, variant):
     else:
         details = {name: outcomes[name].error or outcomes[name].stderr for name in own_failed}
         assert not own_failed, f"correct alternative {variant.id} loses points: {details}"
+
+
+BLAME_CASES = [(notebook, blame) for notebook, blames in BLAMES.items() for blame in blames]
+
+
+@pytest.mark.parametrize(
+    ("notebook", "blame"), BLAME_CASES, ids=[f"{n}:{b.mutant}:{b.test_cell}" for n, b in BLAME_CASES]
+)
+def test_failure_blames_the_answer_at_fault(notebook: str, blame: Blame) -> None:
+    # A test cell that calls two answers (attention given the student's mask) must name the wrong one, never
+    # the other; the cell is graded with the reference answers around it and the mutant in its answer's place.
+    variant = next(v for v in VARIANTS[notebook] if v.id == blame.mutant)
+    outcomes = inprocess_notebook(notebook).grade(variant_answer(notebook, variant), tests_of=blame.test_cell)
+    said = outcomes[blame.test_cell].error
+    assert said, f"mutant {blame.mutant} passes {blame.test_cell}: it cannot show whom the cell blames"
+    assert blame.says in said and blame.not_says not in said, (
+        f"{blame.test_cell} blames the wrong answer for mutant {blame.mutant}: its failure should say "
+        f"{blame.says!r} and not {blame.not_says!r}; it says: {said}"
+    )
 
 
 @pytest.mark.slow

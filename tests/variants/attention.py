@@ -1,6 +1,6 @@
 """Variants of the answers of 01_attention: realistic mistakes (mutants) and other correct answers."""
 
-from tests.variants.spec import alternative, mutant
+from tests.variants.spec import Blame, alternative, mutant
 
 ASSIGNMENT = "01_attention"
 
@@ -28,6 +28,16 @@ VARIANTS = [
             "    weights = scores.softmax(dim=-1)\n"
             "    if mask is not None:\n"
             "        weights = weights.masked_fill(~mask, 0.0)\n",
+        ),
+    ),
+    mutant(
+        "sdpa",
+        "scores_masked_after_the_softmax",  # the mask reaches the scores once the weights are computed: no effect
+        (
+            MASK_THEN_SOFTMAX,
+            "    weights = scores.softmax(dim=-1)  # (..., Lq, Lk)\n"
+            "    if mask is not None:\n"
+            "        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)\n",
         ),
     ),
     mutant("sdpa", "mask_convention_inverted", ("masked_fill(~mask,", "masked_fill(mask,")),
@@ -205,5 +215,26 @@ VARIANTS = [
             batch, length = token_ids.shape
             return torch.where(token_ids == pad_idx, False, True).view(batch, 1, 1, length)
         """,
+    ),
+]
+
+# padding_mask_broadcast runs scaled_dot_product_attention with the student's padding_mask: a wrong
+# attention with a correct mask is told the mask is correct, a wrong mask is told to check the mask.
+ATTENTION_AT_FAULT = ("padding_mask is correct", "the mask's shape")
+MASK_AT_FAULT = ("the mask's shape (B, 1, 1, L)", "scaled_dot_product_attention")
+BLAMES = [
+    *(
+        Blame(f"sdpa-mutant-{name}", "padding_mask_broadcast", *ATTENTION_AT_FAULT)
+        for name in ("scores_masked_after_the_softmax", "fill_zero", "mask_convention_inverted")
+    ),
+    *(
+        Blame(f"padding_mask-mutant-{name}", "padding_mask_broadcast", *MASK_AT_FAULT)
+        for name in ("no_broadcast_axes", "axes_in_wrong_place", "true_means_padding")
+    ),
+    Blame(
+        "padding_mask-mutant-integer_not_bool",
+        "padding_mask_broadcast",
+        "padding_mask should have dtype torch.bool",
+        "scaled_dot_product_attention",
     ),
 ]

@@ -37,6 +37,20 @@ class Variant:
         return f"{self.cell}-{self.kind}-{self.name}"
 
 
+@dataclass(frozen=True)
+class Blame:
+    """What a test cell that calls two answers says when one of them is wrong: it names the one at fault.
+
+    ``mutant`` (a :attr:`Variant.id`) fails ``test_cell``, and the cell's failure message holds ``says``
+    and not ``not_says``, the words that would send the student to the other answer.
+    """
+
+    mutant: str
+    test_cell: str
+    says: str
+    not_says: str
+
+
 def mutant(cell: str, name: str, *replace: tuple[str, str], source: str = "", spares: tuple[str, ...] = ()) -> Variant:
     return Variant(cell, name, "mutant", tuple(replace), source, spares)
 
