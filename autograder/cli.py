@@ -24,7 +24,8 @@ from autograder.course.settings import REPO_ROOT
 from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
 from autograder.pipeline import collect
-from autograder.pipeline.handins import MAX_BYTES, HandinLimits
+from autograder.pipeline.handin_names import shown
+from autograder.pipeline.handins import MAX_BYTES, HandinLimits, safe_name
 from autograder.pipeline.results import Status, SubmissionResult
 
 
@@ -41,40 +42,31 @@ def run_collect(args: argparse.Namespace) -> int:
     found = collect.collect(args.download, args.course, args.pattern, HandinLimits(max_bytes=args.max_bytes))
     for student, assignment, name in found.collected:
         lms_id = found.lms_ids.get((student, assignment))
-        print(f"collected  {student:20s} {assignment:24s} <- {name}" + (f" ({lms_id})" if lms_id else ""))
-    for name in found.replaced:
-        print(f"replaced   {name} (a later file of the same student and notebook was kept)")
+        print(f"collected  {student:20s} {assignment:24s} <- {safe_name(name)}" + (f" ({lms_id})" if lms_id else ""))
+    for student, assignment, name in found.copies_taken():
+        print(f"{student}: took {shown(name)} as {assignment}.ipynb")
+    taken = {(student, assignment): name for student, assignment, name in found.collected}
+    for student, assignment, name in found.replaced:
+        print(f"{student}: ignored {shown(name)} ({shown(taken[student, assignment])} was taken as {assignment}.ipynb)")
     for name in found.unreadable:
-        print(f"unreadable {name} (collected; grade will report it)")
+        print(f"unreadable {safe_name(name)} (collected; grade will report it)")
     for name in found.unmatched:
-        print(f"unmatched  {name}")
+        print(f"unmatched  {safe_name(name)}")
     for refusal in found.refused:
         print(f"refused    {refusal.found} ({refusal.student}, {refusal.assignment}): {refusal.reason}")
     print(f"{len(found.collected)} collected, {len(found.unmatched)} unmatched, {len(found.unreadable)} unreadable, "
-          f"{len(found.refused)} refused")  # fmt: skip
+          f"{len(found.refused)} refused, {len(found.replaced)} not taken")  # fmt: skip
     return 0
 
 
 def run_sanitize(args: argparse.Namespace) -> int:
-    import nbformat  # noqa: PLC0415 (each command imports its own modules, see the module)
-
-    from autograder.pipeline import sanitize  # noqa: PLC0415
+    from autograder.pipeline import sanitize  # noqa: PLC0415 (each command imports its own modules, see the module)
 
     course: Course = args.course
-    submitted = course.grading.submitted()
-    for assignment in args.assignment or course.assignments():
-        release = nbformat.read(course.release_notebook(assignment), as_version=4)
-        for path in sorted(submitted.glob(f"*/{assignment}/{assignment}.ipynb")):
-            student = path.parent.parent.name
-            if args.student and student not in args.student:
-                continue
-            try:
-                repairs = sanitize.sanitize_file(path, release, write=args.write)
-            except Exception as error:  # noqa: BLE001 (report it and go on with the others)
-                print(f"{student:20s} {assignment}: unreadable ({type(error).__name__})")
-                continue
-            for repair in repairs:
-                print(f"{student:20s} {assignment}: {repair}")
+    run = sanitize.sanitize_submissions(course, args.assignment or course.assignments(), args.student, args.write)
+    for line in run.lines:
+        print(line)
+    print(run.summary(args.write))
     return 0
 
 
@@ -102,7 +94,8 @@ def run_grade(args: argparse.Namespace) -> int:
 
 
 def grade_summary(results: list[SubmissionResult], handed_in: set[str]) -> list[str]:
-    """``grade``'s report: a row per submission, ``missing`` rows only for assignments someone handed in.
+    """``grade``'s report: a row per submission (and under it, which file it took under a copy's name and which
+    notebook files it ignored), ``missing`` rows only for assignments someone handed in.
 
     ``handed_in`` holds the assignments with at least one submission; the missing submissions of
     the others (notebooks nobody has handed in yet) are counted in one line instead of listed.
@@ -117,6 +110,7 @@ def grade_summary(results: list[SubmissionResult], handed_in: set[str]) -> list[
         most = sum(t.max_score for t in result.tests)
         lines.append(f"{result.assignment:16s} {result.student:20s} {result.status!s:11s} {result.score:5g}/{most:<4g} "
                      f"{result.seconds:6.1f}s {result.reason[:100]}")  # fmt: skip
+        lines += [f"  {result.student}: {note}" for note in result.files]  # a copy's name taken, files ignored
     counted = [r for r in results if unopened(r)]
     if counted:
         assignments = len({r.assignment for r in counted})
@@ -183,38 +177,42 @@ def run_similarity(args: argparse.Namespace) -> int:
 def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(prog="python -m autograder", description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    main.add_argument("--root", type=Path, default=REPO_ROOT, help="course folder (default: this repository)")
-    main.add_argument("--grading-directory", default=GRADING_DIRECTORY,
-                      help=f"under --root (default: {GRADING_DIRECTORY})")  # fmt: skip
+    add_course_options(main, REPO_ROOT, GRADING_DIRECTORY)
+    # The same options after the command (`grade --root X`); given there, they replace those given before it.
+    course = argparse.ArgumentParser(add_help=False)
+    add_course_options(course, argparse.SUPPRESS, argparse.SUPPRESS)
     commands = main.add_subparsers(dest="command", required=True)
 
-    step = commands.add_parser("collect", help="LMS download -> submitted/")
+    step = commands.add_parser("collect", help="LMS download -> submitted/", parents=[course])
     step.add_argument("download", type=Path, help="zip file or folder")
     step.add_argument("--pattern", help="regular expression with a (?P<student>...) group, matched on the path")
     step.add_argument("--max-bytes", type=int, default=MAX_BYTES,
-                      help=f"refuse a file larger than this (default {MAX_BYTES:,})")  # fmt: skip
+                      help=f"refuse a file larger than this (default: {MAX_BYTES:,})")  # fmt: skip
     step.set_defaults(run=run_collect)
 
-    step = commands.add_parser("sanitize", help="list the repairs submissions need")
+    step = commands.add_parser("sanitize", help="list the repairs submissions need", parents=[course])
     step.add_argument("--assignment", nargs="+", action="extend", help="repeat or list several")
     step.add_argument("--student", nargs="+", action="extend", help="repeat or list several")
     step.add_argument("--write", action="store_true", help="repair the files in place (grade repairs a copy anyway)")
     step.set_defaults(run=run_sanitize)
 
-    step = commands.add_parser("grade", help="autograde all (or some) submissions")
+    step = commands.add_parser("grade", help="autograde all (or some) submissions", parents=[course])
     step.add_argument("--assignment", nargs="+", action="extend", help="repeat or list several")
     step.add_argument("--student", nargs="+", action="extend", help="repeat or list several")
-    step.add_argument("--jobs", type=int, default=2, help="parallel submissions (default 2)")
+    step.add_argument("--jobs", type=int, default=2, help="parallel submissions (default: %(default)s)")
     step.add_argument("--force", action="store_true", help="re-grade submissions already graded")
-    step.add_argument("--timeout", type=float, default=Limits.wall_seconds, help="seconds per submission")
+    step.add_argument("--timeout", type=float, default=Limits.wall_seconds,
+                      help="wall-clock seconds per submission (default: %(default)g)")  # fmt: skip
     step.add_argument(
         "--cell-timeout",
         type=int,
         default=Limits.cell_timeout,
-        help="most seconds per cell (each cell gets 10x its reference time + 5 s, up to this)",
+        help="most seconds per cell (each cell gets 10x its reference time + 5 s, up to this; default: %(default)s)",
     )
-    step.add_argument("--memory", type=float, default=Limits.memory_bytes / 2**30, help="GiB per process")
-    step.add_argument("--sandbox", choices=["auto", "on", "off"], default="auto", help="bubblewrap (auto: if present)")
+    step.add_argument("--memory", type=float, default=Limits.memory_bytes / 2**30,
+                      help="GiB of address space per process of a submission (default: %(default)g)")  # fmt: skip
+    step.add_argument("--sandbox", choices=["auto", "on", "off"], default="auto",
+                      help="bubblewrap (auto: if present; default: %(default)s)")  # fmt: skip
     step.add_argument(
         "--no-clean-rerun",
         action="store_true",
@@ -224,31 +222,43 @@ def parser() -> argparse.ArgumentParser:
     step.add_argument("--profile", action="store_true", help="print the mean seconds of each phase of a job")
     step.set_defaults(run=run_grade)
 
-    step = commands.add_parser("feedback", help="HTML feedback per student (flagged submissions held)")
+    step = commands.add_parser(
+        "feedback", help="HTML feedback per student (flagged submissions held)", parents=[course]
+    )
     step.add_argument("--student", nargs="+", action="extend", help="repeat or list several")
     step.add_argument("--release-flagged", nargs="+", action="extend", metavar="STUDENT[/ASSIGNMENT]",
                       help="write the feedback of these flagged submissions, now and in later runs")  # fmt: skip
     step.add_argument("--release-all-flagged", action="store_true", help="release every flagged submission")
     step.set_defaults(run=run_feedback)
 
-    step = commands.add_parser("export", help="grades CSV")
+    step = commands.add_parser("export", help="grades CSV", parents=[course])
     step.add_argument("--output", type=Path, default=Path("grades.csv"))
     step.add_argument("--format", choices=("csv", *collect.LMS_FORMATS), default="csv",
                       help="csv: every column (default); canvas: Canvas's gradebook import; "
                            "moodle: a Moodle grading worksheet per assignment, OUTPUT-<assignment>.csv")  # fmt: skip
     step.set_defaults(run=run_export)
 
-    step = commands.add_parser("report", help="class report HTML")
+    step = commands.add_parser("report", help="class report HTML", parents=[course])
     step.add_argument("--output", type=Path, default=Path("report.html"))
     step.set_defaults(run=run_report)
 
-    step = commands.add_parser("similarity", help="rank pairs of answers closer than independent work explains")
+    step = commands.add_parser(
+        "similarity", help="rank pairs of answers closer than independent work explains", parents=[course]
+    )
     step.add_argument("--assignment", nargs="+", action="extend", help="repeat or list several")
     step.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                       help="processes, one notebook each (default: 2, or 1 on one core)")  # fmt: skip
     step.add_argument("--output", type=Path, default=Path("similarity.html"))
     step.set_defaults(run=run_similarity)
     return main
+
+
+def add_course_options(parser: argparse.ArgumentParser, root: object, grading_directory: object) -> None:
+    """``--root`` and ``--grading-directory``, with these defaults (``argparse.SUPPRESS``: keep what was given)."""
+    parser.add_argument("--root", type=Path, default=root,
+                        help="course folder, before or after the command (default: this repository)")  # fmt: skip
+    parser.add_argument("--grading-directory", default=grading_directory,
+                        help=f"under --root (default: {GRADING_DIRECTORY})")  # fmt: skip
 
 
 def use_this_environments_tools() -> None:

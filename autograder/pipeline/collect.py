@@ -6,14 +6,18 @@ Namings recognised, first match wins:
   (one folder per student), or the same prefix before the file name in one flat folder. With
   blind marking the name is ``Participant`` and the student becomes ``Participant_<id>``.
 - Canvas (*Download Submissions*): ``<sortable name>[_LATE]_<user id>_<file id>_<notebook>.ipynb``
-  (a resubmission may end in ``-1``; an anonymous download has ``anon_<id>`` instead of name
-  and user id).
+  (an anonymous download has ``anon_<id>`` instead of name and user id; lib/content_zipper.rb,
+  ``get_filename`` and ``add_upload_submission``, in instructure/canvas-lms).
 - Any ``<student>_<anything>_<notebook>.ipynb``, or ``<student folder>/<...>/<notebook>.ipynb``.
 
-``--pattern`` takes any regular expression with a ``student`` group instead. Every file is
-accounted for: collected, unmatched, unreadable (unreadable files are still collected, so
-that ``grade`` reports them too) or refused: a link, a pipe, a device or a file over the size
-limit (:mod:`autograder.pipeline.handins`) is never read, and is listed in
+In each, the notebook's name may be a copy's, as an LMS or a browser names it (``01_attention
+(1).ipynb``, ``01_attention-2.ipynb``: :mod:`autograder.pipeline.handin_names`); of one student's
+files for a notebook, the one that ranks first there is taken (its own name, else the latest copy,
+else the newest file), and the others are listed. ``--pattern`` takes any regular expression with
+a ``student`` group instead (the file name must still end in a notebook's name or a copy's). Every
+file is accounted for: collected, not taken, unmatched, unreadable (unreadable files are still
+collected, so that ``grade`` reports them too) or refused: a link, a pipe, a device or a file over
+the size limit (:mod:`autograder.pipeline.handins`) is never read, and is listed in
 ``grading/refused_handins.json`` for ``export``. What the LMS's names tell about each student (Canvas user
 id, Moodle participant id per assignment, the name) is kept in ``grading/lms_students.json``,
 so that ``export --format canvas|moodle`` can give the LMS back its own identifiers.
@@ -32,6 +36,7 @@ from pathlib import Path, PurePosixPath
 import nbformat
 
 from autograder.course.course import Course
+from autograder.pipeline.handin_names import CopyRank, copy_pattern
 from autograder.pipeline.handins import DEFAULT_LIMITS, HandinLimits, RefusedHandin, check_file, safe_name
 from autograder.pipeline.refusals import Refusal, record_refusals
 
@@ -41,10 +46,9 @@ LMS_STUDENTS = "lms_students.json"  # in the grading folder: {student: {"lms", "
 MOODLE_PREFIX = re.compile(r"^(?P<name>[^_/]+)_(?P<id>\d+)_assignsubmission_[a-z]+_")
 MOODLE_BLIND_NAME = "Participant"  # Moodle's name for every student under blind marking
 CANVAS_FILE = (
-    r"^(?:(?P<name>\w+?)_)??(?:LATE_)?(?:(?P<id>\d+)|(?P<anonymous>anon_[A-Za-z0-9]+))_(?:\d+_)?(?:.*_)?"
-    r"{notebook}(?:-\d+)?\.ipynb$"
+    r"^(?:(?P<name>\w+?)_)??(?:LATE_)?(?:(?P<id>\d+)|(?P<anonymous>anon_[A-Za-z0-9]+))_(?:\d+_)?(?:.*_)?{notebook}$"
 )
-NAMED_FILE = r"^(?P<student>[A-Za-z0-9.\-]+?)_(?:.*_)?{notebook}(?:-\d+)?\.ipynb$"
+NAMED_FILE = r"^(?P<student>[A-Za-z0-9.\-]+?)_(?:.*_)?{notebook}$"
 SAFE_ID = re.compile(r"[^A-Za-z0-9._\-]+")
 
 
@@ -54,6 +58,7 @@ class Found:
 
     student: str
     notebook: str
+    rank: CopyRank = CopyRank(own_name=True)  # the notebook's own name, or which copy's
     lms: str = ""  # CANVAS, MOODLE, or "" when the naming says nothing of the LMS
     lms_id: str = ""  # Canvas user id or Moodle participant id ("" for an anonymous Canvas download)
     name: str = ""  # the student's name as the download spells it
@@ -64,31 +69,37 @@ class CollectReport:
     collected: list[tuple[str, str, str]] = field(default_factory=list)  # (student, assignment, original name)
     unmatched: list[str] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
-    replaced: list[str] = field(default_factory=list)  # an earlier file of the same student and notebook
+    replaced: list[tuple[str, str, str]] = field(default_factory=list)  # a file of the same student and notebook
     refused: list[Refusal] = field(default_factory=list)  # matched a student and notebook, but not collected
     lms_ids: dict[tuple[str, str], str] = field(default_factory=dict)  # (student, assignment) -> "canvas 1234"
+    ranks: dict[str, CopyRank] = field(default_factory=dict)  # original name -> the rank of its notebook's name
+
+    def copies_taken(self) -> list[tuple[str, str, str]]:
+        """The collected files whose names are a copy's (``01_attention (1).ipynb``), not the notebook's own."""
+        return [entry for entry in self.collected if not self.ranks[entry[2]].own_name]
 
 
 def match_moodle(relative: PurePosixPath, notebook: str) -> Found | None:
     prefix = MOODLE_PREFIX.match(relative.parts[0])
     if not prefix:
         return None
-    in_folder = len(relative.parts) > 1 and relative.name == f"{notebook}.ipynb"
-    if not in_folder and relative.parts[0][prefix.end() :] != f"{notebook}.ipynb":
+    file_name = relative.name if len(relative.parts) > 1 else relative.parts[0][prefix.end() :]
+    named = re.fullmatch(copy_pattern(notebook), file_name)
+    if not named:
         return None
     name, lms_id = prefix.group("name"), prefix.group("id")
     student = f"{name}_{lms_id}" if name == MOODLE_BLIND_NAME else name
-    return Found(student, notebook, MOODLE, lms_id, name)
+    return Found(student, notebook, CopyRank.of(named), MOODLE, lms_id, name)
 
 
 def match_canvas(relative: PurePosixPath, notebook: str) -> Found | None:
-    found = re.match(CANVAS_FILE.format(notebook=re.escape(notebook)), relative.name)
+    found = re.match(CANVAS_FILE.format(notebook=copy_pattern(notebook)), relative.name)
     if not found:
         return None
     if found.group("anonymous"):
-        return Found(found.group("anonymous"), notebook, CANVAS)
+        return Found(found.group("anonymous"), notebook, CopyRank.of(found), CANVAS)
     name = found.group("name") or found.group("id")
-    return Found(name, notebook, CANVAS, found.group("id"), name)
+    return Found(name, notebook, CopyRank.of(found), CANVAS, found.group("id"), name)
 
 
 def match(relative: PurePosixPath, notebooks: list[str], pattern: str | None) -> Found | None:
@@ -96,17 +107,19 @@ def match(relative: PurePosixPath, notebooks: list[str], pattern: str | None) ->
     for notebook in notebooks:
         if pattern:
             found = re.search(pattern, str(relative))
-            if found and notebook in relative.name:
-                return Found(found.group("student"), notebook)
+            named = re.search(rf"(?<![A-Za-z0-9]){copy_pattern(notebook)}$", relative.name)
+            if found and named:
+                return Found(found.group("student"), notebook, CopyRank.of(named))
             continue
         lms = match_moodle(relative, notebook) or match_canvas(relative, notebook)
         if lms:
             return lms
-        named = re.match(NAMED_FILE.format(notebook=re.escape(notebook)), relative.name)
+        named = re.match(NAMED_FILE.format(notebook=copy_pattern(notebook)), relative.name)
         if named:
-            return Found(named.group("student"), notebook)
-        if relative.name == f"{notebook}.ipynb" and len(relative.parts) > 1:
-            return Found(relative.parts[0].split("_")[0], notebook)
+            return Found(named.group("student"), notebook, CopyRank.of(named))
+        alone = re.fullmatch(copy_pattern(notebook), relative.name)
+        if alone and len(relative.parts) > 1:
+            return Found(relative.parts[0].split("_")[0], notebook, CopyRank.of(alone))
     return None
 
 
@@ -174,12 +187,16 @@ def collect(
             folder = Path(source)
         files = [(PurePosixPath(p.relative_to(folder).as_posix()), p) for p in entries(folder)]
         files += [(PurePosixPath(name), None) for name in sorted(left_out)]
-        # Later files replace earlier ones (the order of the LMS's times; never a link's target's).
-        for relative, path in sorted(files, key=lambda item: item[1].lstat().st_mtime if item[1] else 0):
+        matched = []
+        for relative, path in files:
             found = match(relative, notebooks, pattern)
             if found is None:
                 report.unmatched.append(str(relative))
-                continue
+            else:
+                matched.append((found, relative, path))
+        # Of one student's files for a notebook, the one that ranks first comes last and replaces the others:
+        # the notebook's own name, else the latest copy, else the newest (the LMS's times; never a link's target's).
+        for found, relative, path in sorted(matched, key=lambda m: (m[0].rank, m[2].lstat().st_mtime if m[2] else 0)):
             student, notebook = SAFE_ID.sub("_", found.student), found.notebook
             try:
                 if path is None:
@@ -198,13 +215,12 @@ def collect(
             except Exception:  # noqa: BLE001 (any parse error: report it, grade will say unreadable)
                 report.unreadable.append(str(relative))
             target = course.grading.submitted(student, notebook) / f"{notebook}.ipynb"
-            earlier = [c for c in report.collected if c[:2] == (student, notebook)]
-            if earlier:
-                report.replaced += [c[2] for c in earlier]
-                report.collected = [c for c in report.collected if c[:2] != (student, notebook)]
+            report.replaced += [c for c in report.collected if c[:2] == (student, notebook)]
+            report.collected = [c for c in report.collected if c[:2] != (student, notebook)]
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
             report.collected.append((student, notebook, str(relative)))
+            report.ranks[str(relative)] = found.rank
     record_refusals(course.grading.path, report.refused)
     if lms_students:
         path = lms_students_path(course)

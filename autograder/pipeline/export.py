@@ -13,7 +13,9 @@ zero: lateness is marked, and the instructor decides. The
 ``extra_credit_*``), which count in the totals and in no maximum: ``autograded_max`` and the LMS
 files' points possible leave them out, so a student can pass full marks. The
 ``feedback`` column says whether the student's feedback is ``written``, ``held (flagged)``
-until the instructor releases it, ``released``, or not written yet (``none``). Once
+until the instructor releases it, ``released``, not written yet (``none``), or not to be written
+as nothing was handed in (``missing``). The ``files`` column names a notebook taken under a
+copy's name (``01_attention (1).ipynb``) and the notebook files ``grade`` ignored. Once
 ``similarity`` has run, ``closest match``, ``closest match score`` and ``closest match z`` name
 the student whose submission of the notebook lies furthest above the class's pairs (by z-score).
 Once collect has refused a hand-in (a link, another account's files, over the limits: see
@@ -96,6 +98,7 @@ def export_frame(course: Course) -> pd.DataFrame:
             "reason": result.reason,
             "flags": " | ".join(result.flags),
             "repairs": " | ".join(result.repairs),
+            "files": " | ".join(result.files),
             "feedback": feedback_state(result, releases, course),
             "submitted": submitted.isoformat(timespec="seconds") if submitted else "",
             "due": due.isoformat(timespec="seconds") if due else "",
@@ -116,9 +119,10 @@ def export_frame(course: Course) -> pd.DataFrame:
         for notebook, total in totals.items():
             row[f"{notebook} total"] = total
         row["total"] = sum(totals.values())
+        lost = "not submitted" if result.status == Status.MISSING else "failed"
         for test in result.tests:  # why each test lost points: its failure, its time limit, the clean re-run
             if test.score < test.max_score:
-                row[f"{test.notebook}:{test.grade_id} why"] = test.message or "failed"
+                row[f"{test.notebook}:{test.grade_id} why"] = test.message or lost
         row["seconds"] = round(result.seconds, 1)
         if closest:
             match = closest.get((result.assignment, result.student), {})

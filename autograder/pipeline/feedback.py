@@ -257,7 +257,10 @@ def release_flagged(course: Course, selectors: Iterable[str] = (), everything: b
 
 
 def feedback_state(result: SubmissionResult, releases: dict[str, str], course: Course) -> str:
-    """The export's ``feedback`` column: ``held (flagged)``, ``released``, ``written`` or ``none``."""
+    """The export's ``feedback`` column: ``missing`` (nothing to give feedback on), ``held (flagged)``,
+    ``released``, ``written`` or ``none``."""
+    if result.status == Status.MISSING:
+        return "missing"
     if result.status == Status.FLAGGED:
         return "released" if is_released(result, releases) else "held (flagged)"
     return "written" if any(feedback_folder(course, result).glob("*.html")) else "none"
@@ -272,13 +275,20 @@ class FeedbackRun:
 def write_feedback(course: Course, students: list[str] | None = None) -> FeedbackRun:
     """Write ``grading/feedback/<student>/<assignment>/<notebook>.html`` for every graded result not held.
 
-    A held submission's earlier pages (from before it was flagged) are removed, so none goes out.
+    A missing submission gets no page (a page of failed tests would say it was graded), and a held
+    one none either; the earlier pages of both (from before it was flagged, or before its files
+    went) are removed, so none goes out.
     """
     secrets, releases, run = Secrets.of_course(course), load_releases(course), FeedbackRun()
     for result in load_results(course):
-        if students and result.student not in students or not result.tests:
+        if students and result.student not in students:
             continue
         folder = feedback_folder(course, result)
+        if result.status == Status.MISSING:
+            shutil.rmtree(folder, ignore_errors=True)
+            continue
+        if not result.tests:
+            continue
         if is_held(result, releases):
             shutil.rmtree(folder, ignore_errors=True)
             run.held.append(result)

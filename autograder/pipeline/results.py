@@ -57,6 +57,7 @@ class SubmissionResult:
     tests: list[TestResult] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # a notebook taken under a copy's name; notebook files ignored
     phases: dict[str, float] = field(default_factory=dict)  # seconds per step of the job (see grade --profile)
 
     @property

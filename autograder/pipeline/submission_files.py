@@ -9,6 +9,7 @@ from nbformat import NotebookNode
 
 from autograder.pipeline import gradebook, static_scan
 from autograder.pipeline.grade_job import GradeJob
+from autograder.pipeline.handin_names import find_notebooks
 from autograder.pipeline.results import SubmissionResult
 from autograder.pipeline.sanitize import sanitize_notebook
 
@@ -32,30 +33,41 @@ def read_submission(path: Path) -> tuple[NotebookNode, list[str]]:
     nbformat.validate(notebook)
     return notebook, ["cell ids without format 4.5: format raised to 4.5"]
 
+
 def regular_file(path: Path) -> bool:
     """A plain file, not a link (to the solutions, say) nor a FIFO that would block its reader."""
     return path.is_file() and not path.is_symlink()
 
+
 def expected_notebooks(cells: Iterable[gradebook.GradeCellInfo]) -> list[str]:
     return sorted({cell.notebook for cell in cells})
+
 
 def read_notebooks(
     job: GradeJob, names: list[str], result: SubmissionResult
 ) -> tuple[dict[str, NotebookNode], list[str]]:
-    """The submitted notebooks that nbgrader can read, and a note for each that is missing or unreadable."""
+    """The submitted notebooks that nbgrader can read, and a note for each that is missing or unreadable.
+
+    A notebook handed in under a copy's name (``01_attention (1).ipynb``) is read as the notebook
+    (:mod:`~autograder.pipeline.handin_names`); ``result.files`` says which file was taken, and
+    which notebook files were ignored.
+    """
     notebooks: dict[str, NotebookNode] = {}
     problems: list[str] = []
+    files = find_notebooks(job.submission, names)
+    result.files += files.notes()
     for name in names:
-        path = job.submission / f"{name}.ipynb"
-        if not path.exists():
+        if name not in files.taken:
             problems.append(f"{name}.ipynb not submitted")
             continue
+        path = job.submission / files.taken[name]
         try:
             notebooks[name], repairs = read_submission(path)
             result.repairs += [f"{name}: {repair}" for repair in repairs]
         except Exception as error:  # noqa: BLE001 (any parse or schema error makes it unreadable)
             problems.append(f"{name}.ipynb unreadable: {type(error).__name__}: {str(error)[:300]}")
     return notebooks, problems
+
 
 def repair_and_scan(job: GradeJob, notebooks: dict[str, NotebookNode], sources: dict[str, NotebookNode],
                     result: SubmissionResult) -> None:  # fmt: skip

@@ -1,11 +1,16 @@
-"""The instructor's command line as the README spells it: no PATH set-up, repeated flags add up."""
+"""The instructor's command line as the README spells it: no PATH set-up, repeated flags add up, --root before or
+after the command, the limits' defaults in --help."""
 
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from autograder.cli import parser
+from autograder.course.settings import REPO_ROOT
+from autograder.launch.limits import Limits
 from tests.support.course import ThrowawayCourse
 
 
@@ -13,6 +18,32 @@ def test_repeated_student_and_assignment_flags_add_up() -> None:
     args = parser().parse_args(["grade", "--student", "ann", "--student", "bob", "cy", "--assignment", "01_attention"])
     assert args.student == ["ann", "bob", "cy"] and args.assignment == ["01_attention"]
     assert parser().parse_args(["grade"]).student is None  # no flag: every student
+
+
+def test_root_and_the_grading_folder_before_or_after_the_command() -> None:
+    for argv in (
+        ["--root", "/course", "grade"],
+        ["grade", "--root", "/course"],
+        ["--root", "/x", "sanitize", "--root=/course"],
+    ):
+        assert parser().parse_args(argv).root == Path("/course"), argv
+    args = parser().parse_args(["export", "--grading-directory", "term2", "--output", "g.csv"])
+    assert (args.root, args.grading_directory) == (REPO_ROOT, "term2")  # the defaults stay where nothing was given
+
+
+def test_grade_help_shows_the_limits_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parser().parse_args(["grade", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+
+    def described(option: str) -> str:
+        return help_text.split(f" {option} ", 1)[1].split(" --", 1)[0]
+
+    assert "GiB" in described("--memory MEMORY") and "default: 4)" in described("--memory MEMORY")
+    assert Limits.memory_bytes == 4 * 2**30
+    assert f"default: {Limits.wall_seconds:g})" in described("--timeout TIMEOUT")
+    assert f"default: {Limits.cell_timeout})" in described("--cell-timeout CELL_TIMEOUT")
+    assert "default: 2)" in described("--jobs JOBS")
 
 
 def test_grade_runs_from_the_venv_python_without_its_bin_on_path(throwaway_course: ThrowawayCourse) -> None:

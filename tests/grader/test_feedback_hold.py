@@ -1,4 +1,5 @@
-"""A flagged submission's feedback waits for the instructor's release; the export says where each one stands.
+"""A flagged submission's feedback waits for the instructor's release, a missing one gets none; the export says
+where each one stands.
 
 The results are written directly (no grading): feedback then shows the summary of scores only.
 """
@@ -79,3 +80,20 @@ def test_release_by_student_all_at_once_and_unknown_names(course: Course, capsys
     assert page(course, "cy").exists() and column(course)["bob"] == "held (flagged)"
     assert feedback(course, "--release-all-flagged") == 0
     assert page(course, "bob").exists() and column(course) == {"ann": "written", "bob": "released", "cy": "released"}
+
+
+def test_a_missing_notebook_gets_no_page_and_the_export_says_missing(
+    course: Course, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As grade leaves a hand-in folder without the notebook: every test lost, status missing.
+    tests = [CellResult(ASSIGNMENT, name, 2.0) for name in ("sdpa_values", "sdpa_mask")]
+    save_result(course, SubmissionResult(ASSIGNMENT, "dan", Status.MISSING, f"{ASSIGNMENT}.ipynb not submitted",
+                                         "d1", tests=tests))  # fmt: skip
+    page(course, "dan").parent.mkdir(parents=True)
+    page(course, "dan").write_text("a page of failed tests from an earlier run")
+    assert feedback(course) == 0
+    assert not page(course, "dan").exists() and page(course, "ann").exists()
+    assert "1 feedback files written, 2 submissions held" in capsys.readouterr().out
+    row = export_frame(course).set_index("student").loc["dan"]
+    assert (row["status"], row["feedback"]) == ("missing", "missing")
+    assert row[f"{ASSIGNMENT}:sdpa_values why"] == row[f"{ASSIGNMENT}:sdpa_mask why"] == "not submitted"

@@ -1,4 +1,5 @@
-"""``grade``'s printed summary: no wall of ``missing`` rows for notebooks nobody has handed in yet."""
+"""``grade``'s printed summary: no wall of ``missing`` rows for notebooks nobody has handed in yet, and the files
+of a hand-in it took under a copy's name or ignored."""
 
 from autograder.cli import grade_summary
 from autograder.pipeline.results import Status, SubmissionResult
@@ -26,3 +27,11 @@ def test_missing_rows_only_for_assignments_someone_handed_in() -> None:
 def test_nothing_missing_adds_no_count_line() -> None:
     lines = grade_summary([SubmissionResult("01_attention", "ann", Status.GRADED)], handed_in={"01_attention"})
     assert len(lines) == 2 and "not listed" not in "\n".join(lines)
+
+
+def test_a_notebook_taken_under_a_copy_s_name_and_the_files_ignored_are_said_under_the_row() -> None:
+    took, ignored = "took '01_attention (1).ipynb' as 01_attention.ipynb", "ignored '01_attention_old.ipynb' (why)"
+    results = [SubmissionResult("01_attention", "alice", Status.GRADED, files=[took, ignored]),
+               SubmissionResult("01_attention", "bob", Status.GRADED)]  # fmt: skip
+    lines = grade_summary(results, handed_in={"01_attention"})
+    assert lines[1:3] == [f"  alice: {took}", f"  alice: {ignored}"] and lines[3].startswith("01_attention     bob")

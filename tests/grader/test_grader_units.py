@@ -12,6 +12,7 @@ import nbformat
 import psutil
 import pytest
 
+from autograder.cli import main
 from autograder.course.notebook_code import notebook_bindings
 from autograder.course.notebooks import fill_answers, grade_id, nbgrader_meta, reference_answers
 from autograder.course.settings import release_notebook, source_notebook
@@ -80,6 +81,27 @@ def test_sanitize_repairs_each_kind_of_damage() -> None:
     assert repaired.cells[cell_index(repaired, "sdpa_values")].source == release().cells[
         cell_index(release(), "sdpa_values")].source  # fmt: skip
     assert nbgrader_meta(repaired.cells[cell_index(repaired, "sdpa_shapes")])["locked"]
+
+
+def test_sanitize_says_what_it_checked_and_reads_a_copy_s_name(
+    throwaway_course: ThrowawayCourse, capsys: pytest.CaptureFixture[str]
+) -> None:
+    course = throwaway_course(ASSIGNMENT)
+    for student, name in [("ann", f"{ASSIGNMENT}.ipynb"), ("bob", f"{ASSIGNMENT} (1).ipynb")]:
+        course.grading.submitted(student, ASSIGNMENT).mkdir(parents=True)
+        nbformat.write(solution(), course.grading.submitted(student, ASSIGNMENT) / name)
+    assert main(["sanitize", "--root", str(course.root)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert f"bob                  {ASSIGNMENT}: took '{ASSIGNMENT} (1).ipynb' as {ASSIGNMENT}.ipynb" in out
+    assert out[-1] == "checked 2 notebooks of 2 students: nothing to repair"
+
+    broken = solution()
+    del broken.cells[cell_index(broken, "padding_mask_values")]
+    nbformat.write(broken, course.grading.submitted("bob", ASSIGNMENT) / f"{ASSIGNMENT} (1).ipynb")
+    assert main(["sanitize", "--root", str(course.root)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert f"bob                  {ASSIGNMENT}: deleted cell 'padding_mask_values' restored from the release" in out
+    assert out[-1].startswith("checked 2 notebooks of 2 students: 1 need repairs (--write applies them")
 
 
 @pytest.mark.parametrize(

@@ -10,21 +10,26 @@ import socket
 import stat
 import time
 import zipfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import nbformat
 import pytest
 from nbgrader.auth import Authenticator
 from nbgrader.coursedir import CourseDirectory
 
+from autograder.cli import main
 from autograder.course.course import Course
 from autograder.course.deadlines import submitted_at
 from autograder.pipeline import handins
 from autograder.pipeline.collect import collect
 from autograder.pipeline.exchange_collect import SafeExchangeCollect
 from autograder.pipeline.export import export_frame
+from autograder.pipeline.grade_job import GradeJob
+from autograder.pipeline.handin_names import find_notebooks
 from autograder.pipeline.handins import HandinLimits, RefusedHandin, copy_handin
 from autograder.pipeline.refusals import load_refusals
+from autograder.pipeline.results import Status, SubmissionResult
+from autograder.pipeline.submission_files import read_notebooks
 from tests.support.course import ThrowawayCourse
 
 ASSIGNMENT = "01_attention"
@@ -225,3 +230,122 @@ def test_the_export_lists_each_refusal_and_the_students_left_with_none(tmp_path:
     frame = export_frame(course).set_index("student")
     assert frame.loc["cy", "status"] == "missing" and "refused" in frame.loc["cy", "reason"]
     assert "symbolic link" in frame.loc["cy", "refused"]
+
+
+def named(suffix: str = "", notebook: str = ASSIGNMENT) -> str:
+    """``notebook``'s file name, ``suffix`` before the extension: ``named(" (1)")`` is ``01_attention (1).ipynb``."""
+    return f"{notebook}{suffix}.ipynb"
+
+
+# The names an LMS or a browser gives a copy (autograder/pipeline/handin_names.py), and names close to them that no
+# LMS gives: those are never taken for the notebook.
+COPIES = [named(" (1)"), named("(2)"), named("-1"), named(" (1)-2")]
+LOOK_ALIKES = [named("_old"), named(" copy"), named("-Copy1"), named(" (one)"), f"x{named()}",
+               named(" (1)", "02_multi_head_attention"), named("", "02_multi_head_attention")]  # fmt: skip
+
+
+def hand_in_folder(folder: Path, *names: str) -> Path:
+    """A hand-in folder holding a notebook under each of ``names``, written in this order (1 s apart in time)."""
+    folder.mkdir(parents=True)
+    for index, name in enumerate(names):
+        (folder / name).write_text(nbformat.writes(nbformat.v4.new_notebook(metadata={"handed_in_as": name})))
+        os.utime(folder / name, (1e9 + index, 1e9 + index))
+    return folder
+
+
+@pytest.mark.parametrize("name", COPIES)
+def test_a_notebook_handed_in_under_a_copy_s_name_is_taken_and_said(tmp_path: Path, name: str) -> None:
+    files = find_notebooks(hand_in_folder(tmp_path / "alice", name), [ASSIGNMENT])
+    assert files.taken == {ASSIGNMENT: name}
+    assert files.notes() == [f"took {name!r} as {named()}"]
+
+
+@pytest.mark.parametrize("name", LOOK_ALIKES)
+def test_a_look_alike_or_another_notebook_s_copy_is_never_taken_and_is_listed(tmp_path: Path, name: str) -> None:
+    files = find_notebooks(hand_in_folder(tmp_path / "alice", name), [ASSIGNMENT])
+    assert files.taken == {} and list(files.ignored) == [name]
+    assert files.notes()[0].startswith(f"ignored {name!r} (not ")
+
+
+@pytest.mark.parametrize(
+    ("names", "taken"),
+    [
+        ([named(), named(" (1)"), named("-2")], named()),  # its own name, though the copies are newer
+        ([named(" (10)"), named(" (2)"), named(" (1)")], named(" (10)")),  # the highest number, not the newest file
+        ([named("-2"), named("-1")], named("-2")),
+        ([named(" (1)"), named("(1)")], named("(1)")),  # the same number: the newest file
+    ],
+)
+def test_of_several_copies_the_own_name_then_the_latest_copy_is_taken(
+    tmp_path: Path, names: list[str], taken: str
+) -> None:
+    files = find_notebooks(hand_in_folder(tmp_path / "alice", *names), [ASSIGNMENT])
+    assert files.taken == {ASSIGNMENT: taken}
+    assert set(files.ignored) == set(names) - {taken}
+    assert all(why == f"{taken!r} was taken as {named()}" for why in files.ignored.values())
+
+
+def test_a_link_under_the_notebook_s_name_is_not_read_and_odd_names_are_shown_escaped(tmp_path: Path) -> None:
+    secret = tmp_path / "solution.ipynb"
+    secret.write_text("THE SOLUTION")
+    folder = hand_in_folder(tmp_path / "alice", named("\nINFO forged"))
+    (folder / named()).symlink_to(secret)
+    (folder / named(" (1)")).mkdir()
+    files = find_notebooks(folder, [ASSIGNMENT])
+    assert files.taken == {}
+    assert "not a plain file" in files.ignored[named()] and "not a plain file" in files.ignored[named(" (1)")]
+    assert not any("\n" in note for note in files.notes()) and any("\\nINFO" in note for note in files.notes())
+
+
+def test_grade_reads_a_notebook_handed_in_under_a_copy_s_name(
+    tmp_path: Path, throwaway_course: ThrowawayCourse
+) -> None:
+    course = throwaway_course(ASSIGNMENT)
+    folder = hand_in_folder(tmp_path / "alice", named(" (1)"), named("_old"))
+    job = GradeJob(course, ASSIGNMENT, "alice", folder, tmp_path / "template.db")
+    result = SubmissionResult(ASSIGNMENT, "alice", Status.GRADED)
+    notebooks, problems = read_notebooks(job, [ASSIGNMENT], result)
+    assert problems == [] and notebooks[ASSIGNMENT].metadata["handed_in_as"] == named(" (1)")
+    took, ignored = result.files
+    assert took == f"took {named(' (1)')!r} as {named()}"
+    assert ignored == f"ignored {named('_old')!r} (not a name an LMS or a browser gives a copy of {named()})"
+    _, problems = read_notebooks(job, [ASSIGNMENT, "02_multi_head_attention"], result)
+    assert problems == ["02_multi_head_attention.ipynb not submitted"]
+
+
+def test_collect_takes_copies_names_in_folders_and_canvas_and_moodle_names(
+    tmp_path: Path, throwaway_course: ThrowawayCourse, capsys: pytest.CaptureFixture[str]
+) -> None:
+    course = throwaway_course(ASSIGNMENT)
+    download = tmp_path / "download"
+    hand_in_folder(download / "alice", named(" (1)"))
+    hand_in_folder(download / "bob", named(), named(" (1)"))  # the copy is the newer file
+    hand_in_folder(download / "cy", named("-2"), named("-1"))  # -1 is the newer file
+    hand_in_folder(download / "dee", named("_old"))
+    hand_in_folder(download / "eve", named(" (1)", "02_multi_head_attention"))
+    hand_in_folder(download / "Ann Lee_42_assignsubmission_file_", named(" (2)"))  # Moodle, a folder per student
+    hand_in_folder(download / "canvas", f"smithjane_1234_5678_{named(' (1)-1')}")
+    (download / "canvas" / f"smithjane_1234_5678_{named(' (1)-1')}").rename(
+        download / f"smithjane_1234_5678_{named(' (1)-1')}"
+    )  # Canvas: every file in one folder
+
+    assert main(["collect", str(download), "--root", str(course.root)]) == 0  # --root after the command
+
+    out = capsys.readouterr().out
+    taken = {student: name for student, _, name in collect(download, course).collected}
+    assert taken == {
+        "alice": f"alice/{named(' (1)')}",
+        "bob": f"bob/{named()}",
+        "cy": f"cy/{named('-2')}",
+        "Ann_Lee": f"Ann Lee_42_assignsubmission_file_/{named(' (2)')}",
+        "smithjane": f"smithjane_1234_5678_{named(' (1)-1')}",
+    }
+    for student, name in taken.items():
+        placed = nbformat.read(course.grading.submitted(student, ASSIGNMENT) / named(), as_version=4)
+        assert placed.metadata["handed_in_as"] == PurePosixPath(name).name, student
+    assert f"alice: took 'alice/{named(' (1)')}' as {named()}" in out
+    assert f"bob: ignored 'bob/{named(' (1)')}' ('bob/{named()}' was taken as {named()})" in out
+    assert f"cy: ignored 'cy/{named('-1')}' ('cy/{named('-2')}' was taken as {named()})" in out
+    assert f"unmatched  dee/{named('_old')}" in out and "unmatched  eve/02_multi_head_attention (1).ipynb" in out
+    assert "(canvas 1234)" in out and "(moodle 42)" in out
+    assert "5 collected, 2 unmatched, 0 unreadable, 0 refused, 2 not taken" in out
