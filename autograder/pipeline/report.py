@@ -1,94 +1,122 @@
-"""``report``: the class at a glance, as one self-contained HTML page (figures inlined as PNG)."""
+"""``report``: the class at a glance, as one self-contained HTML page (figures inlined as PNG, with alt text).
 
-import base64
+Who is counted where is decided once, in :mod:`autograder.pipeline.report_counts`; the charts and
+their descriptions are drawn in :mod:`autograder.pipeline.report_charts`. This module lays out the page.
+"""
+
 import html
-import io
-from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
+from autograder.course.course import Course
+from autograder.pipeline.report_charts import failure_heatmap, image_html, score_histogram, students
+from autograder.pipeline.report_counts import EVERY_TEST, NOT_GRADED, NOT_YET, ClassCounts, Why, class_counts
+from autograder.pipeline.results import Status, SubmissionResult, load_results
 
-from autograder.course.course import Course  # noqa: E402
-from autograder.pipeline.results import SubmissionResult, load_results  # noqa: E402
-
-
-def figure_html(figure: plt.Figure) -> str:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return f"<img src='data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}'>"
-
-
-def test_frame(results: list[SubmissionResult]) -> pd.DataFrame:
-    """One row per (student, test) of the graded submissions: did it pass, and with which message."""
-    rows = [
-        {
-            "assignment": r.assignment,
-            "notebook": t.notebook,
-            "student": r.student,
-            "test": t.grade_id,
-            "failed": t.score < t.max_score,
-            "message": t.message.splitlines()[0] if t.message else "",
-        }  # fmt: skip
-        for r in results
-        for t in r.tests
-        if r.tests and str(r.status) in {"graded", "flagged"}
-    ]
-    return pd.DataFrame(rows, columns=["assignment", "notebook", "student", "test", "failed", "message"])
+STYLE = (
+    "body{font-family:sans-serif;margin:2em} table{border-collapse:collapse} "
+    "td,th{border:1px solid #ccc;padding:4px 8px}"
+)
+RULE = (
+    "<p>How students are counted: a notebook is reported once someone has handed it in. In a reported notebook, "
+    "a student who handed in nothing counts as <em>missing</em>, with 0 points and every test failed, once the "
+    "notebook is due (its due date has passed, or it has none); before its due date they are <em>not yet handed "
+    "in</em> and not counted. A hand-in that <code>grade</code> has not graded yet is not counted either (it is "
+    "listed to look at). Every chart and table below counts the same students per notebook.</p>"
+)
+STATES = [*(str(status) for status in Status), NOT_YET, NOT_GRADED]  # the status table's column order
+NOT_GRADED_WHY = "handed in after the last grade run: run grade"
+TO_LOOK_AT = {Status.FLAGGED, Status.UNREADABLE, Status.TIMED_OUT, Status.CRASHED, NOT_GRADED}
 
 
-def score_histograms(results: list[SubmissionResult]) -> plt.Figure:
-    notebooks = sorted({(r.assignment) for r in results})
-    figure, axes = plt.subplots(1, max(1, len(notebooks)), figsize=(4.5 * max(1, len(notebooks)), 3.2), squeeze=False)
-    for axis, assignment in zip(axes[0], notebooks, strict=False):
-        mine = [r for r in results if r.assignment == assignment]
-        most = max((sum(t.max_score for t in r.tests) for r in mine), default=0)
-        axis.hist([r.score for r in mine], bins=range(0, int(most) + 2), color="#4c72b0", edgecolor="white")
-        axis.set(title=f"{assignment} (n={len(mine)})", xlabel=f"autograded score (of {most:g})", ylabel="students")
-    figure.tight_layout()
-    return figure
+def left_out_lines(counts: ClassCounts) -> list[str]:
+    """One line per reason a notebook is left out, naming the notebooks (and due dates) it applies to."""
+    lines = []
+    for why in Why:
+        named = [f"{html.escape(n.assignment)}" + (f" (due {n.due:%Y-%m-%d %H:%M} UTC)" if n.due else "")
+                 for n in counts.left_out if n.why == why]  # fmt: skip
+        if named:
+            lines.append(f"<p class='left-out'>{why}, not in this report: {', '.join(named)}.</p>")
+    return lines
 
 
-def failure_heatmap(tests: pd.DataFrame) -> plt.Figure:
-    rates = tests.groupby(["assignment", "test"], sort=False)["failed"].mean().unstack("assignment")
-    figure, axis = plt.subplots(figsize=(3 + 1.6 * rates.shape[1], 0.35 * len(rates) + 1.5))
-    sns.heatmap(rates, annot=True, fmt=".0%", cmap="Reds", vmin=0, vmax=1, ax=axis, cbar_kws={"label": "failed"})
-    axis.set(title="Share of students failing each test", xlabel="", ylabel="test cell")
-    figure.tight_layout()
-    return figure
+def status_table(counts: ClassCounts) -> str:
+    """Per notebook, how many students are in each state, and how many are counted."""
+    table = pd.crosstab(counts.students["assignment"], counts.students["state"])
+    table = table[[state for state in STATES if state in table.columns]]
+    table["counted"] = counts.students.groupby("assignment")["counted"].sum()
+    return table.to_html()
 
 
-def write_report(course: Course, output: Path, top: int = 15) -> Path:
+def score_section(counts: ClassCounts) -> list[str]:
+    parts = ["<h2>Autograded scores</h2>"]
+    for assignment in counts.assignments:
+        if assignment in counts.out_of:
+            chart = score_histogram(assignment, counts.rows_of(assignment), counts.out_of[assignment])
+            parts.append(image_html(chart))
+        else:
+            parts.append(f"<p>{html.escape(assignment)}: no chart, 0 graded hand-ins.</p>")
+    return parts
+
+
+def failure_table(counts: ClassCounts, top: int) -> str:
+    """The ``top`` commonest (test, message) failures; a student without test results is one row, not one per test."""
+    failed = counts.tests[counts.tests["failed"]].drop_duplicates(["assignment", "student", "test", "message"])
+    common = failed.groupby(["assignment", "test", "message"], sort=False).size()
+    common = common.sort_values(ascending=False, kind="stable")
+    sizes = counts.tests.groupby("assignment")["student"].nunique()
+    rows = "".join(f"<tr><td>{html.escape(a)}</td><td>{count} of {sizes[a]}</td>"
+                   f"<td>{'<em>every test</em>' if test == EVERY_TEST else f'<code>{html.escape(test)}</code>'}</td>"
+                   f"<td>{html.escape(message)}</td></tr>"
+                   for (a, test, message), count in common.head(top).items())  # fmt: skip
+    return f"<table><tr><th>notebook</th><th>students</th><th>test</th><th>message</th></tr>{rows}</table>"
+
+
+def missing_lines(counts: ClassCounts) -> list[str]:
+    rows = counts.students[counts.students["state"] == Status.MISSING]
+    return [f"<p>{html.escape(a)} ({students(len(group))}): {html.escape(', '.join(group['student']))}</p>"
+            for a, group in rows.groupby("assignment", sort=False)]  # fmt: skip
+
+
+def look_at_table(counts: ClassCounts, results: list[SubmissionResult]) -> str:
+    """The submissions that need the instructor's eye: flagged, not cleanly graded, or not graded yet."""
+    by_key = {(r.assignment, r.student): r for r in results}
+    rows = []
+    for assignment, student, state in zip(counts.students["assignment"], counts.students["student"],
+                                          counts.students["state"], strict=True):  # fmt: skip
+        result = by_key.get((assignment, student))
+        flags = result.flags if result is not None else []
+        if state in TO_LOOK_AT or flags:
+            reason = NOT_GRADED_WHY if state == NOT_GRADED or result is None else result.reason
+            why = "<br>".join(html.escape(line) for line in [reason, *flags[:10]] if line)
+            rows.append(f"<tr><td>{html.escape(student)}</td><td>{html.escape(assignment)}</td>"
+                        f"<td>{html.escape(state)}</td><td>{why}</td></tr>")  # fmt: skip
+    if not rows:
+        return ""
+    header = "<tr><th>student</th><th>notebook</th><th>status</th><th>why</th></tr>"
+    return f"<h2>Submissions to look at</h2><table>{header}{''.join(rows)}</table>"
+
+
+def write_report(course: Course, output: Path, top: int = 15, now: datetime | None = None) -> Path:
+    """The report of the grader's results as they are at ``now`` (default: the current time)."""
     results = load_results(course)
-    tests = test_frame(results)
-    parts = ["<html><head><meta charset='utf-8'><title>Class report</title>",
-             "<style>body{font-family:sans-serif;margin:2em} table{border-collapse:collapse}"
-             "td,th{border:1px solid #ccc;padding:4px 8px}</style></head><body><h1>Class report</h1>"]  # fmt: skip
-    statuses = pd.crosstab(pd.Series([r.assignment for r in results], name="assignment"),
-                           pd.Series([str(r.status) for r in results], name="status"))  # fmt: skip
-    parts += ["<h2>Submissions by status</h2>", statuses.to_html()]
-    if results:
-        parts += ["<h2>Autograded scores</h2>", figure_html(score_histograms(results))]
-    if not tests.empty:
-        parts += ["<h2>Which tests fail</h2>", figure_html(failure_heatmap(tests))]
-        common = Counter(zip(tests.loc[tests.failed, "test"], tests.loc[tests.failed, "message"], strict=True))
-        rows = "".join(f"<tr><td>{count}</td><td><code>{html.escape(test)}</code></td><td>{html.escape(msg)}</td></tr>"
-                       for (test, msg), count in common.most_common(top))  # fmt: skip
-        parts += ["<h2>Most common failure messages</h2>",
-                  f"<table><tr><th>students</th><th>test</th><th>message</th></tr>{rows}</table>"]  # fmt: skip
-    flagged = [r for r in results if r.flags or str(r.status) not in {"graded"}]
-    if flagged:
-        rows = "".join(f"<tr><td>{html.escape(r.student)}</td><td>{r.assignment}</td><td>{r.status}</td>"
-                       f"<td>{html.escape(r.reason)}<br>{'<br>'.join(html.escape(f) for f in r.flags[:10])}</td></tr>"
-                       for r in flagged)  # fmt: skip
-        header = "<tr><th>student</th><th>assignment</th><th>status</th><th>why</th></tr>"
-        parts += ["<h2>Submissions to look at</h2>", f"<table>{header}{rows}</table>"]
+    counts = class_counts(course, results, now or datetime.now(UTC))
+    parts = [f"<html><head><meta charset='utf-8'><title>Class report</title><style>{STYLE}</style></head><body>",
+             "<h1>Class report</h1>", RULE, *left_out_lines(counts)]  # fmt: skip
+    if counts.students.empty:
+        parts.append("<p>Nobody has handed in a graded notebook yet.</p>")
+    else:
+        parts += ["<h2>Students by status</h2>", status_table(counts), *score_section(counts)]
+    if not counts.tests.empty:
+        parts += ["<h2>Which tests fail</h2>", image_html(failure_heatmap(counts.tests)),
+                  "<h2>Most common failure messages</h2>", failure_table(counts, top)]  # fmt: skip
+    missing = missing_lines(counts)
+    if missing:
+        parts += ["<h2>Missing (counted as 0 points)</h2>", *missing]
+    parts.append(look_at_table(counts, results))
     parts.append("</body></html>")
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text("\n".join(parts))
+    output.write_text("\n".join(parts), encoding="utf-8")
     return output
