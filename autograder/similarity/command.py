@@ -7,6 +7,7 @@ from autograder.course.course import Course
 from autograder.similarity import compare, page
 from autograder.similarity.answers import release_code
 from autograder.similarity.fingerprints import boilerplate_hashes
+from autograder.similarity.scores import MIN_STUDENTS
 
 
 def section(course: Course, assignment: str, jobs: int) -> tuple[compare.AssignmentSimilarity, list]:
@@ -24,8 +25,9 @@ def run(course: Course, assignments: list[str] | None, jobs: int, output: Path) 
     else:
         done = [section(course, a, jobs) for a in handed_in]
     for result, _ in done:
+        small = f" (fewer than {MIN_STUDENTS} students answered: too few to rank)" if result.too_small else ""
         print(f"{result.assignment:24s} {len(result.students):4d} submissions, {len(result.listed()):4d} pairs listed, "
-              f"{len(result.reference_copies):4d} answers identical to the reference")  # fmt: skip
+              f"{len(result.reference_copies):4d} answers identical to the reference{small}")  # fmt: skip
     print(f"results -> {compare.save(course, [result for result, _ in done])}")
     print(f"page    -> {page.write_page([part for _, part in done], output)}")
     return 0

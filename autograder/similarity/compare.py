@@ -3,8 +3,10 @@
 Each answer is fingerprinted once (:mod:`.fingerprints`, the release's own code removed), and
 all pairs are scored from the fingerprint sets at once (:mod:`.scores`). A pair is *listed*
 when its notebook z-score reaches :data:`LISTED_Z` or it is among the :data:`TOP_LISTED` highest
-of its notebook; an answer that is the reference solution
-itself (the same fingerprints) is listed apart, with how many students handed in the same.
+of its notebook; in a class too small to rank (:data:`.scores.MIN_STUDENTS`), a pair is listed when
+the two hand in the same answer to an exercise (after the canonical form) and nobody else does. An
+answer that is the reference solution itself (the same fingerprints) is listed apart, with how many
+students handed in the same.
 The results are kept in ``grading/similarity.json`` (the export's ``closest match`` columns
 read it); the page (:mod:`.page`) shows the listed pairs side by side.
 """
@@ -49,6 +51,7 @@ class Pair:
     exercises: dict[str, tuple[float, float]] = field(default_factory=dict)  # part -> (score, z), both answered
     shared_failures: int = 0  # failed tests both fail with the same message (see behaviour)
     failure_evidence: float = 0.0  # the sum of log(n / holders) over them
+    same_alone: int = 0  # parts where the two hand in the same fingerprints and no other student does
 
 
 @dataclass
@@ -93,6 +96,8 @@ class AssignmentSimilarity:
     reference_copies: list[ReferenceCopy]
     unreadable: dict[str, str]
     ceiling_z: float  # the z of two identical notebooks nobody else wrote (scores.ceiling_evidence)
+    answered: int  # students who answered something: the class the notebook's z is measured in
+    same_alone: np.ndarray  # per ranked pair, its parts answered alike by the two and by no other student
 
     def __len__(self) -> int:
         return len(self.z)
@@ -105,23 +110,34 @@ class AssignmentSimilarity:
             if self.part_answered[part][rank]
         }
         first, second = self.students[self.first[rank]], self.students[self.second[rank]]
-        failures = int(self.shared_failures[rank]), float(self.failure_evidence[rank])
+        failures = int(self.shared_failures[rank]), float(self.failure_evidence[rank]), int(self.same_alone[rank])
         return Pair(first, second, float(self.score[rank]), float(self.z[rank]), exercises, *failures)
 
     def top(self, count: int) -> list[Pair]:
         return [self.pair(rank) for rank in range(min(count, len(self)))]
 
     @property
+    def too_small(self) -> bool:
+        """Too few students answered for a z-score to mean anything (:func:`.scores.enough_students`)."""
+        return self.answered < scores.MIN_STUDENTS
+
+    @property
     def can_tell(self) -> bool:
-        """Whether a copy can stand out here: two identical notebooks nobody else wrote reach :data:`LISTED_Z`."""
-        return self.ceiling_z >= LISTED_Z
+        """Whether a copy can stand out here: the class is large enough and two identical notebooks nobody else
+        wrote reach :data:`LISTED_Z`."""
+        return not self.too_small and self.ceiling_z >= LISTED_Z
 
     def listed(self) -> list[Pair]:
         """The pairs at :data:`LISTED_Z` or more, and the :data:`TOP_LISTED` highest (those above the median).
 
-        Where the notebook cannot tell a copy from common work (:attr:`can_tell`), only the pairs within
-        :data:`CEILING_SHARE` of the ceiling: notebooks identical, with answers (nearly) nobody else wrote.
+        In a class too small to rank (:attr:`too_small`), the pairs that hand in the same answer to an exercise
+        and no other student does, those with the most such answers first. Where the notebook cannot tell a
+        copy from common work (:attr:`can_tell`), only the pairs within :data:`CEILING_SHARE` of the ceiling:
+        notebooks identical, with answers (nearly) nobody else wrote.
         """
+        if self.too_small:
+            alike = np.flatnonzero(self.same_alone)
+            return [self.pair(int(rank)) for rank in alike[np.argsort(-self.same_alone[alike], kind="stable")]]
         if not self.can_tell:
             return self.top(int(np.count_nonzero(self.z >= CEILING_SHARE * self.ceiling_z)))
         return self.top(
@@ -224,6 +240,10 @@ def compare_class(
     order = np.lexsort((second, first, -notebook[first, second], -combined[first, second]))
     first, second = first[order], second[order]
     copies = reference_copies(students, sets, reference, boilerplate)
+    answering = sum(bool(hashes) for hashes in everything)
+    alone = np.zeros((len(students), len(students)), dtype=np.int64)
+    for part in parts:
+        alone += same_alone([student_sets[part] for student_sets in sets])
     shared, evidence = behaviour.shared_failures(failures or [frozenset()] * len(students))
     return AssignmentSimilarity(
         work.assignment, students, parts, first, second, notebook[first, second], combined[first, second],
@@ -231,7 +251,20 @@ def compare_class(
         {part: part_z[part][first, second] for part in parts},
         {part: answered[part][first, second] for part in parts},
         shared[first, second], evidence[first, second], stats, copies, work.unreadable, float(ceiling_z),
+        answering, alone[first, second],
     )  # fmt: skip
+
+
+def same_alone(column: list[frozenset[int]]) -> np.ndarray:
+    """``same[i, j]``: 1 where students i and j hand in the same answer (fingerprints), and no other student does."""
+    holders: dict[frozenset[int], list[int]] = {}
+    for student, hashes in enumerate(column):
+        if hashes:
+            holders.setdefault(hashes, []).append(student)
+    same = np.zeros((len(column), len(column)), dtype=np.int64)
+    for first, second in (students for students in holders.values() if len(students) == 2):
+        same[first, second] = same[second, first] = 1
+    return same
 
 
 def reference_copies(
@@ -279,6 +312,7 @@ def save(course: Course, results: list[AssignmentSimilarity], top: int = 200) ->
             "reference_copies": [asdict(copy) for copy in result.reference_copies],
             "ceiling_z": result.ceiling_z,
             "can_tell": result.can_tell,
+            "too_small": result.too_small,
             "sharing_failures": [asdict(pair) for pair in result.sharing_failures()],
             "unreadable": result.unreadable,
         }
@@ -291,7 +325,11 @@ def save(course: Course, results: list[AssignmentSimilarity], top: int = 200) ->
 
 
 def closest_matches(course: Course) -> dict[tuple[str, str], dict]:
-    """``{(assignment, student): {"match", "score", "z"}}`` from the last run; empty when there was none."""
+    """``{(assignment, student): {"match", "score", "z"}}`` from the last run; empty when there was none.
+
+    In a class too small to rank (:attr:`AssignmentSimilarity.too_small`) a z-score measures nothing, so
+    ``z`` is None there.
+    """
     path = results_path(course)
     if not path.exists():
         return {}
@@ -300,9 +338,8 @@ def closest_matches(course: Course) -> dict[tuple[str, str], dict]:
         (assignment, student): {
             "match": pair["second"] if pair["first"] == student else pair["first"],
             "score": round(pair["score"], 3),
-            "z": round(pair["z"], 1),
+            "z": None if result.get("too_small") else round(pair["z"], 1),
         }
         for assignment, result in kept.items()
         for student, pair in result["closest"].items()
     }
-

@@ -36,8 +36,13 @@ rest. So each exercise's evidence also loses :data:`MISMATCH` times the share th
 *not* hold in common, 1 - score: 3 for answers with nothing in common, about what the rarest
 closeness in a class gains (Φ⁻¹ of the top 0.1 %). Matching on every exercise then beats
 matching on most, however rare the most.
+
+A class can be too small for any of this (:data:`MIN_STUDENTS`): the median and the MAD are set
+by the majority of the pairs, and in a small class most pairs share a student with the pair being
+judged, so they are not the independent work it is measured against.
 """
 
+import itertools
 import math
 from collections.abc import Sequence
 from statistics import NormalDist
@@ -50,6 +55,26 @@ EVIDENCE_MAD_FLOOR = 0.5  # for the notebook's combined evidence (a sum of norma
 NORMAL = NormalDist()
 TIE_SCALE = 1e-11  # rareness (at most log n, rounded to 1e-6) times this stays below the scores' rounding (1e-9)
 MAD_SCALE = 1.4826  # MAD -> standard deviation for normal data
+BREAKDOWN = 0.5  # the median's and the MAD's breakdown point: the share of the values they can ignore
+
+
+def pair_count(students: int) -> int:
+    return students * (students - 1) // 2
+
+
+def enough_students(students: int) -> bool:
+    """Whether the pairs two students are not in outnumber, past the robust z's breakdown point, those they are in.
+
+    A pair's z is its distance from the median of all the class's pairs, in MADs. Of the n(n-1)/2
+    pairs, 2(n-2) + 1 hold one of the pair's two students; when these are a majority, they set the
+    median and the MAD, and they are not independent of the pair: a copier's pairs with the rest of
+    the class repeat the original's. Only when the (n-2)(n-3)/2 pairs of the other students are more
+    than :data:`BREAKDOWN` of all pairs is a pair measured against independent work.
+    """
+    return pair_count(students - 2) > BREAKDOWN * pair_count(students)
+
+
+MIN_STUDENTS = next(n for n in itertools.count(2) if enough_students(n))  # 8 (15 of 28 pairs; 7 has 10 of 21)
 
 
 def rarity(sets: Sequence[set[int]]) -> dict[int, float]:

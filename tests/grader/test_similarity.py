@@ -5,6 +5,7 @@ import json
 import math
 import re
 
+import nbformat
 import numpy as np
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
@@ -13,7 +14,7 @@ from autograder.cli import main
 from autograder.course.notebooks import reference_answers
 from autograder.course.settings import release_notebook, source_notebook
 from autograder.similarity import behaviour, scores
-from autograder.similarity.answers import ClassWork, Submission, release_code
+from autograder.similarity.answers import ClassWork, Submission, read_class, release_code
 from autograder.similarity.canonical import helpers_of, parse
 from autograder.similarity.compare import LISTED_Z, closest_matches, compare_assignment, compare_class
 from autograder.similarity.fingerprints import MAGIC, Context, fingerprint, normalise, structure
@@ -370,10 +371,17 @@ def test_shared_failures_weigh_by_rarity_and_passing_shares_nothing() -> None:
     assert evidence[1, 0] == evidence[0, 1] and evidence[0, 0] == 0
 
 
+def exercise_class(answers: dict[str, dict[str, str]]) -> ClassWork:
+    """A notebook of one-function exercises (named by their function), and each student's answers to them."""
+    cells = []
+    for name in next(iter(answers.values())):
+        cells.append(new_code_cell(f"def {name}(x):\n    raise NotImplementedError()\n"))
+        cells[-1].metadata["nbgrader"] = {"solution": True, "grade": False, "grade_id": name, "locked": False}
+    return ClassWork("short", new_notebook(cells=cells), [Submission(s, a) for s, a in answers.items()], {})
+
+
 def one_exercise_class(answers: dict[str, str]) -> ClassWork:
-    stub = new_code_cell("def f(x):\n    raise NotImplementedError()\n")
-    stub.metadata["nbgrader"] = {"solution": True, "grade": False, "grade_id": "f", "locked": False}
-    return ClassWork("short", new_notebook(cells=[stub]), [Submission(s, {"f": a}) for s, a in answers.items()], {})
+    return exercise_class({student: {"f": answer} for student, answer in answers.items()})
 
 
 def test_a_notebook_too_short_to_tell_says_so_and_lists_only_identical_notebooks_nobody_else_wrote() -> None:
@@ -386,6 +394,56 @@ def test_a_notebook_too_short_to_tell_says_so_and_lists_only_identical_notebooks
     assert [(p.first, p.second) for p in result.listed()] == [("copy1", "copy2")]  # the verbatim copy still stands out
     section = "".join(assignment_section(result, one_exercise_class(answers), frozenset()))
     assert "Too short or too alike to tell" in section
+    assert not result.too_small and "Too few students" not in section  # 8 students: the notebook is the cause
+
+
+ORIGINAL = "def f(x):\n    total = x.exp().sum(-1)\n    return total / x.shape[-1]\n"
+RENAMED = "def f(inputs):\n    # mine\n    s = inputs.exp().sum(-1)\n    return s / inputs.shape[-1]\n"
+OTHERS = ["def f(x):\n    return x.sum(-1)\n", "def f(x):\n    return x.mean(-1) * 2\n",
+          "def f(x):\n    return torch.logsumexp(x, -1)\n", "def f(x):\n    return (x * x).sum(-1)\n",
+          "def f(x):\n    return x.abs().max(-1).values\n", "def f(x):\n    return x.norm(dim=-1)\n"]  # fmt: skip
+
+
+def test_the_smallest_class_to_rank_is_where_the_other_students_pairs_are_the_majority() -> None:
+    """The robust z's median and MAD are set by the majority of pairs: those of the students not compared."""
+    assert scores.MIN_STUDENTS == 8  # 15 of 28 pairs hold neither student of a pair; at 7, 10 of 21
+    for students in range(2, 60):
+        independent, everyone = math.comb(students - 2, 2), math.comb(students, 2)
+        assert scores.enough_students(students) == (independent > everyone / 2) == (students >= 8), students
+
+
+G_ORIGINAL = "def g(x):\n    y = x.softmax(-1)\n    return y.cumsum(-1)\n"
+G_OWN = "def g(x):\n    return x.exp() / x.exp().sum(-1, keepdim=True)\n"
+G_COMMON = "def g(x):\n    return x.softmax(-1)\n"
+
+
+@pytest.mark.parametrize("others", [1, 5])
+def test_a_class_too_small_to_rank_says_so_and_lists_the_answers_only_two_share(others: int) -> None:
+    """3 (or 7) students who answered, one copying another's ``f`` with renamed names and writing their own ``g``:
+    the page blames the class's size, not the notebook, ranks nothing and lists the pair by the answer only the two
+    share; an answer more students share (``G_COMMON``, 5 of 7) lists no pair, and blank notebooks do not count."""
+    answers = {"original": {"f": ORIGINAL, "g": G_ORIGINAL}, "copier": {"f": RENAMED, "g": G_OWN}}
+    answers |= {f"s{i}": {"f": OTHERS[i], "g": G_COMMON} for i in range(others)}
+    answers |= dict.fromkeys(["blank1", "blank2"], {"f": "", "g": ""})
+    students = others + 2
+    work = exercise_class(answers)
+    result = compare_class(work, {})
+    assert result.too_small and not result.can_tell and result.answered == students
+    assert [({p.first, p.second}, p.same_alone) for p in result.listed()] == [({"original", "copier"}, 1)]
+    section = "".join(assignment_section(result, work, frozenset()))
+    pairs = math.comb(students, 2)
+    assert (f"with {students} students who answered ({pairs} pairs) the class is too small to tell copied from "
+            "independent work; at least 8 students are needed") in section  # fmt: skip
+    assert ": 1 answer only they share</h3>" in section and "z " not in section.split("</h1>")[-1]
+    assert "Too short or too alike" not in section and f"{students + 2} submissions" in section
+
+
+def test_counts_agree_with_their_nouns() -> None:
+    one = {"a": ORIGINAL, "b": OTHERS[0]}
+    result = compare_class(one_exercise_class(one), {"f": ORIGINAL})
+    section = "".join(assignment_section(result, one_exercise_class(one), frozenset()))
+    assert "2 submissions, 1 pair, 0 listed." in section and "(1 pair)" in section
+    assert "a: f (1 student hands in the same)" in section and "1 students" not in section
 
 
 def test_the_canonical_form_takes_every_release_and_reference_answer(assignment: str) -> None:
@@ -395,3 +453,32 @@ def test_the_canonical_form_takes_every_release_and_reference_answer(assignment:
         tree = parse(MAGIC.sub("", code))
         if tree is not None and any(isinstance(node, ast.FunctionDef | ast.ClassDef) for node in tree.body):
             assert structure(code) != code and parse(structure(code)) is not None
+
+
+def test_the_report_reads_the_file_grade_takes_a_copys_name_included(throwaway_course: ThrowawayCourse) -> None:
+    """A notebook collected under an LMS copy's name is compared; a link or a look-alike name is not read."""
+    assignment = "01_attention"
+    course = throwaway_course(assignment)
+    release = read(release_notebook(assignment))
+    for student, name in [("alice", f"{assignment} (1).ipynb"), ("bob", f"{assignment}_old.ipynb")]:
+        folder = course.grading.submitted(student, assignment)
+        folder.mkdir(parents=True)
+        nbformat.write(release, folder / name)
+    carol = course.grading.submitted("carol", assignment)
+    carol.mkdir(parents=True)
+    (carol / f"{assignment}.ipynb").symlink_to(release_notebook(assignment))
+    work = read_class(course, assignment)
+    assert [submission.student for submission in work.submissions] == ["alice"]
+    assert not work.unreadable
+
+
+def test_the_export_shows_no_z_score_for_a_class_too_small_to_rank(throwaway_course: ThrowawayCourse) -> None:
+    course = throwaway_course("01_attention")
+    pair = {"first": "alice", "second": "bob", "score": 0.98, "z": 7.24}
+    kept = {name: {"closest": {"alice": pair}, "too_small": small} for name, small in [("small", True), ("big", False)]}
+    path = course.grading.file("similarity.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"assignments": kept}))
+    closest = closest_matches(course)
+    assert closest[("small", "alice")] == {"match": "bob", "score": 0.98, "z": None}
+    assert closest[("big", "alice")]["z"] == 7.2
