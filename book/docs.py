@@ -29,6 +29,8 @@ DEFAULT_OUTPUT = REPO_ROOT / "build" / "docs"
 # The guides in the order a newcomer meets them; a page of docs/ not named here comes after them.
 PAGE_ORDER = (
     "students",
+    "syllabus",
+    "syllabus.zh",
     "reader-edition",
     "editions",
     "instructors",
