@@ -121,9 +121,10 @@ PER_NOTEBOOK = {"tests/test_variants.py", "tests/test_rules.py", "tests/test_ref
 ALTERNATIVE = re.compile(r"^tests/test_variants\.py::test_alternative_")
 # One graded class per notebook.
 CLASS_PER_NOTEBOOK = {"tests/grader/test_every_notebook.py"}
-# One costly fixture for the whole module: a graded class, the built book, a JupyterLab server.
+# One costly fixture for the whole module: a graded class, the built book, a JupyterLab server, the student kit.
 SHARED_BY_MODULE = {"tests/grader/test_grader_hostile.py", "tests/grader/test_kernel_reach.py",
-                    "tests/test_book.py", "tests/browser/test_classroom_hub.py"}  # fmt: skip
+                    "tests/test_book.py", "tests/browser/test_classroom_hub.py",
+                    "tests/test_student_kit.py"}  # fmt: skip
 # Modules whose notebooks need only a per-worker fixture (a JupyterLab server): cut in two units, the
 # second from this notebook on, so that each half runs on a worker (and a server) of its own.
 HALVES = {"tests/browser/test_student_flow.py": "05"}
@@ -152,6 +153,7 @@ COSTLY_UNITS = {
     "tests/grader/test_every_notebook.py": 120,
     "alternatives:05": 200,
     "tests/grader/test_grader_dask.py": 160,
+    "tests/test_student_kit.py": 170,  # a real pip install into the kit's own .venv, then notebook 01 in its kernel
     "tests/grader/test_readme_commands.py": 100,  # one test; by its count it came last, the run's tail
     "notebook:": 120,
     "alternatives:": 60,

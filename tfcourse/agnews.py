@@ -444,12 +444,13 @@ def sample_files(notes: Iterable[str] = ()) -> AGNewsFiles:
     if not (train.is_file() and test.is_file()):
         raise FileNotFoundError(
             f"no AG News data: neither the full dataset ({'; '.join(notes) or 'run `make data`'}) nor the "
-            f"committed sample ({SAMPLE_DIR}/train.csv and test.csv) is there. Run `make data`, or set "
+            f"committed sample ({SAMPLE_DIR}/train.csv and test.csv) is there. Run `make data` (or `python -m "
+            f"tfcourse.download`), or set "
             f"{DATA_ENV_VAR} to a folder holding train.csv and test.csv."
         )
     source = tr(
         "the committed sample of {rows:,} rows ({train:,} train, {test:,} test, a stratified subset of the official "
-        "test split) in {folder}; run `make data` for the full dataset",
+        "test split) in {folder}; `make data` (or `python -m tfcourse.download`) fetches the full dataset",
         rows=4 * SAMPLE_PER_CLASS,
         train=4 * SAMPLE_TRAIN_PER_CLASS,
         test=4 * SAMPLE_TEST_PER_CLASS,

@@ -1,0 +1,130 @@
+"""``python -m classroom.student_kit [--output DIR]``: the student kit, the zip a class gets instead of the repo.
+
+The kit holds what a student needs and nothing an instructor keeps, under one folder
+(``transformers-from-scratch-student-kit-<version>/``): the release notebooks of both editions
+(``notebooks/``, ``notebooks_zh/``), the helper package (``tfcourse/``, its message catalogs
+included) with a ``pyproject.toml`` for it alone, the AG News sample and its licence (``data/``),
+the course's licences, the pins a student's environment needs (``requirements.txt``, taken from
+the repository's, with ``requirements-lock.txt`` as ``constraints.txt``), a ``README.md`` and
+``start.py``, which sets the kit up in its own ``.venv`` and opens JupyterLab (both from
+``classroom/kit/``). It holds no solution, no hidden test and no reference answer: the builder
+refuses to write a kit that would (:mod:`classroom.kit_secrets`).
+"""
+
+import argparse
+import json
+import os
+import string
+import tomllib
+import zipfile
+from pathlib import Path
+
+from classroom.kit_secrets import refuse_leaks
+from classroom.provision import pinned_name, pins_of
+
+REPO = Path(__file__).resolve().parents[1]
+TEMPLATES = Path(__file__).resolve().parent / "kit"
+DEFAULT_OUTPUT = REPO / "build" / "student-kit"
+NAME = "transformers-from-scratch-student-kit"
+FOLDERS = ("notebooks", "notebooks_zh", "tfcourse", "data/ag_news_sample")
+FILES = ("data/README.md", "requirements-removed.txt")
+LICENCES = ("LICENSE", "LICENSE-CONTENT")  # the code's and the prose's; each goes in when the repository has it
+LEFT_OUT = {"__pycache__", ".ipynb_checkpoints"}
+# What a student's environment needs: what the helper package and the notebooks import (their other imports
+# come with these, pinned by constraints.txt), JupyterLab and its kernel, and nbgrader for the Validate button.
+STUDENT_PACKAGES = (
+    "torch", "numpy", "pandas", "matplotlib", "seaborn", "babel", "noto-cjk-sans-otc", "tqdm",
+    "jupyterlab", "notebook", "ipykernel", "ipywidgets", "nbgrader",
+)  # fmt: skip
+EXECUTABLE = {"start.py"}
+ENTRY_TIME = (1980, 1, 1, 0, 0, 0)  # every entry's date, so that the same files make the same zip
+
+
+def version() -> str:
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+
+
+def requirements() -> str:
+    """The repository's pins of ``STUDENT_PACKAGES``, one a line."""
+    pins = {pinned_name(line): line for line in pins_of("requirements.txt")}
+    missing = [name for name in STUDENT_PACKAGES if name not in pins]
+    if missing:
+        raise KeyError(f"requirements.txt pins no version of {missing}: the kit pins what it pins")
+    header = "# What a student's environment needs; constraints.txt pins everything these bring along.\n"
+    return header + "".join(f"{pins[name]}\n" for name in STUDENT_PACKAGES)
+
+
+def toml_value(value: object) -> str:
+    """A TOML value: strings and lists as JSON writes them (valid TOML), tables inline."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{key} = {toml_value(item)}" for key, item in value.items()) + " }"
+    return json.dumps(value)
+
+
+def pyproject() -> str:
+    """The repository's ``pyproject.toml`` cut down to the helper package: its build system, project and data."""
+    settings = tomllib.loads((REPO / "pyproject.toml").read_text())
+    tables = {
+        "build-system": settings["build-system"],
+        "project": settings["project"],
+        "tool.setuptools.packages.find": {"include": ["tfcourse*"]},
+        "tool.setuptools.package-data": {"tfcourse": settings["tool"]["setuptools"]["package-data"]["tfcourse"]},
+    }
+    return "\n".join(
+        f"[{name}]\n" + "".join(f"{key} = {toml_value(value)}\n" for key, value in table.items())
+        for name, table in tables.items()
+    )
+
+
+def readme() -> str:
+    return string.Template((TEMPLATES / "README.md").read_text()).substitute(version=version())
+
+
+def kit_files() -> dict[str, bytes]:
+    """Every file of the kit, by its path in the kit's folder."""
+    files = {
+        path.relative_to(REPO).as_posix(): path.read_bytes()
+        for folder in FOLDERS
+        for path in sorted((REPO / folder).rglob("*"))
+        if path.is_file() and not LEFT_OUT & set(path.parts)
+    }
+    files.update({name: (REPO / name).read_bytes() for name in FILES})
+    files.update({name: (REPO / name).read_bytes() for name in LICENCES if (REPO / name).is_file()})
+    files["constraints.txt"] = (REPO / "requirements-lock.txt").read_bytes()
+    files["requirements.txt"] = requirements().encode()
+    files["pyproject.toml"] = pyproject().encode()
+    files["README.md"] = readme().encode()
+    files["start.py"] = (TEMPLATES / "start.py").read_bytes()
+    return files
+
+
+def write_zip(files: dict[str, bytes], path: Path, top: str) -> None:
+    """``files`` under the folder ``top`` in the zip ``path``, written whole or not at all."""
+    partial = path.with_name(path.name + ".part")
+    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, data in sorted(files.items()):
+            entry = zipfile.ZipInfo(f"{top}/{name}", date_time=ENTRY_TIME)
+            entry.external_attr = (0o755 if name in EXECUTABLE else 0o644) << 16
+            archive.writestr(entry, data, compress_type=zipfile.ZIP_DEFLATED)
+    os.replace(partial, path)
+
+
+def build(output: Path = DEFAULT_OUTPUT) -> Path:
+    """Write the kit into ``output`` and return the zip's path; raise KitLeak if it would hold a secret."""
+    files = kit_files()
+    refuse_leaks(files, REPO)
+    top = f"{NAME}-{version()}"
+    output.mkdir(parents=True, exist_ok=True)
+    path = output / f"{top}.zip"
+    write_zip(files, path, top)
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help=f"folder (default: {DEFAULT_OUTPUT})")
+    print(build(parser.parse_args().output))
+
+
+if __name__ == "__main__":
+    main()

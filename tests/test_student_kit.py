@@ -1,0 +1,237 @@
+"""The student kit (``make student-kit``): what it holds, what it must never hold, and that it works on its own.
+
+The kit is built once for the module. Its files are scanned with the suite's own leak finders, not with the
+builder's guard (classroom/kit_secrets.py), so that a slip in either one shows: the fingerprints of the reference
+answers (tests/test_no_answer_leaks.py), the hidden-test lines (tests/grader/leaks.py) and the model answers to
+the written questions, in both editions. The slow test unpacks the kit into an empty folder, sets it up with its
+own command (``start.py --setup-only``: a real pip install into the kit's own ``.venv``) and runs notebook 01
+there with the kit's own Jupyter and kernel: filled with the reference answers, every visible test passes;
+untouched, the first test cell stops at the TODO's NotImplementedError.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell
+
+from autograder.course import settings
+from autograder.course.course import Course
+from autograder.course.notebooks import (
+    fill_answers,
+    grade_id,
+    is_graded_test_cell,
+    is_student_cell,
+    reference_answers,
+)
+from autograder.pipeline.feedback import SHORTEST_SECRET
+from classroom import student_kit
+from classroom.kit_secrets import KitLeak, refuse_leaks
+from classroom.provision import course_files
+from editions.release import release_notebook as edition_notebook
+from editions.translations import load
+from tests.conftest import TIMINGS
+from tests.grader.hostile_class import hidden_test_blocks
+from tests.grader.leaks import normalised, secret_lines
+from tests.support.notebooks import answer_cells, read, solution_code
+from tests.test_no_answer_leaks import all_solutions, leaks
+
+ROOT = settings.REPO_ROOT
+ASSIGNMENTS = settings.assignment_ids()
+KEPT_FROM_STUDENTS = ("solutions/", "autograder/", "editions/", "tests/")
+COPIED = ("notebooks/", "notebooks_zh/", "tfcourse/", "data/ag_news_sample/", "data/README.md", "LICENSE",
+          "LICENSE-CONTENT", "requirements-removed.txt")  # fmt: skip
+WRITTEN = {"README.md", "start.py", "requirements.txt", "constraints.txt", "pyproject.toml"}
+NOTEBOOK = "01_attention"
+
+
+@pytest.fixture(scope="module")
+def kit_zip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return student_kit.build(tmp_path_factory.mktemp("student-kit"))
+
+
+@pytest.fixture(scope="module")
+def entries(kit_zip: Path) -> dict[str, bytes]:
+    """The kit's files by their path under its one top folder, which the zip is named after."""
+    with zipfile.ZipFile(kit_zip) as archive:
+        names = [name for name in archive.namelist() if not name.endswith("/")]
+        assert {name.split("/", 1)[0] for name in names} == {kit_zip.stem}
+        return {name.split("/", 1)[1]: archive.read(name) for name in names}
+
+
+def entry_text(name: str, data: bytes) -> str:
+    """What a student reads in a file: a notebook's cells, any other file as text."""
+    if name.endswith(".ipynb"):
+        return "\n".join(cell.source for cell in nbformat.reads(data.decode(), as_version=4).cells)
+    return data.decode(errors="replace")
+
+
+def release_lines() -> set[str]:
+    paths = [settings.release_notebook(a) for a in ASSIGNMENTS] + [edition_notebook("zh", a) for a in ASSIGNMENTS]
+    return {line for path in paths for cell in read(path).cells for line in normalised(cell.source)}
+
+
+def hidden_lines() -> set[str]:
+    """The hidden-test lines students have not seen: in neither release nor the helper package the repository has."""
+    helpers = {line for path in (ROOT / "tfcourse").rglob("*.py") for line in normalised(path.read_text())}
+    return secret_lines(Course.default()) - helpers
+
+
+def written_answer_lines() -> set[str]:
+    """The lines of the model answers to the written questions, English and Chinese, that no release shows."""
+    answers = []
+    for assignment in ASSIGNMENTS:
+        source = read(settings.source_notebook(assignment))
+        written = [cell for cell in source.cells if cell.cell_type == "markdown" and is_student_cell(cell)]
+        translations = load("zh", assignment)
+        answers += [reference_answers(source)[grade_id(cell)] for cell in written]
+        answers += [translations[cell.id].text for cell in written if cell.id in translations]
+    lines = {line for answer in answers for line in normalised(answer) if len(line) >= SHORTEST_SECRET}
+    return lines - release_lines()
+
+
+def what_students_must_not_get(files: dict[str, bytes]) -> list[str]:
+    """Every file of ``files`` from a folder students never get, or holding a secret, with the secret."""
+    texts = {name: entry_text(name, data) for name, data in files.items()}
+    found = [f"{name} comes from {name.split('/')[0]}/" for name in files if name.startswith(KEPT_FROM_STUDENTS)]
+    found += leaks(texts.items(), all_solutions())
+    hidden, written = hidden_lines(), written_answer_lines()
+    for name, text in texts.items():
+        lines = normalised(text)
+        found += [f"{name} holds a hidden-test line: {line}" for line in hidden.intersection(lines)]
+        found += [
+            f"{name} holds a written answer: {answer}" for answer in written if any(answer in line for line in lines)
+        ]
+    return found
+
+
+def test_the_kit_holds_the_student_files_of_the_repository_and_its_own_set_up(entries):
+    copied = {name for name in course_files() if name.startswith(COPIED)}
+    assert set(entries) == copied | WRITTEN
+    assert all(entries[name] == (ROOT / name).read_bytes() for name in copied)
+    assert {f"{folder}/{a}/{a}.ipynb" for folder in ("notebooks", "notebooks_zh") for a in ASSIGNMENTS} <= copied
+    assert {"LICENSE", "LICENSE-CONTENT", "data/README.md", "tfcourse/locale/zh/tfcourse.po"} <= copied
+    readme = entries["README.md"].decode()
+    assert "python3 start.py" in readme and student_kit.version() in readme and "$" not in readme
+
+
+def test_the_kit_pins_the_repository_s_versions_and_packages_tfcourse_alone(entries):
+    repository_pins = set((ROOT / "requirements.txt").read_text().splitlines())
+    kit_pins = [line for line in entries["requirements.txt"].decode().splitlines() if not line.startswith("#")]
+    assert len(kit_pins) == len(student_kit.STUDENT_PACKAGES) and set(kit_pins) <= repository_pins
+    assert entries["constraints.txt"] == (ROOT / "requirements-lock.txt").read_bytes()
+    kit_project, project = (tomllib.loads(text) for text in (entries["pyproject.toml"].decode(),
+                                                             (ROOT / "pyproject.toml").read_text()))  # fmt: skip
+    assert kit_project["project"] == project["project"] and kit_project["build-system"] == project["build-system"]
+    assert kit_project["tool"]["setuptools"]["packages"]["find"]["include"] == ["tfcourse*"]
+
+
+def test_the_kit_holds_no_solution_no_hidden_test_and_no_reference_answer(entries):
+    assert not what_students_must_not_get(entries)
+
+
+def test_the_scan_finds_what_a_kit_with_the_instructors_files_would_hand_out(entries):
+    careless = {name: (ROOT / name).read_bytes() for name in (f"solutions/{NOTEBOOK}/{NOTEBOOK}.ipynb",
+                                                              f"editions/zh/{NOTEBOOK}.yaml")}  # fmt: skip
+    found = what_students_must_not_get({**entries, **careless})
+    for name in careless:
+        assert f"{name} comes from {name.split('/')[0]}/" in found
+    solution = f"solutions/{NOTEBOOK}/{NOTEBOOK}.ipynb"
+    assert f"{solution} holds the solution of {NOTEBOOK}/sdpa" in found
+    assert any(line.startswith(f"{solution} holds a hidden-test line") for line in found)
+    assert any(line.startswith(f"editions/zh/{NOTEBOOK}.yaml holds a written answer") for line in found)
+
+
+def planted_solution() -> tuple[str, bytes]:
+    """The first lines of notebook 01's first answer, indented otherwise, in a module of the helper package."""
+    code = solution_code(next(iter(answer_cells(read(settings.source_notebook(NOTEBOOK))).values())).source)
+    lines = [line.strip() for line in code.splitlines() if line.strip()][:3]
+    return "tfcourse/planted.py", ("def helper():\n" + "".join(f"        {line}\n" for line in lines)).encode()
+
+
+def planted_hidden_test() -> tuple[str, bytes]:
+    """Notebook 01's release with a hidden-test block put into its first cell."""
+    release = read(settings.release_notebook(NOTEBOOK))
+    release.cells[0].source += "\n" + hidden_test_blocks(read(settings.source_notebook(NOTEBOOK)))[0]
+    return f"notebooks/{NOTEBOOK}/{NOTEBOOK}.ipynb", nbformat.writes(release).encode()
+
+
+@pytest.mark.parametrize("planted", [planted_solution, planted_hidden_test], ids=["solution", "hidden-test"])
+def test_the_builder_refuses_a_kit_holding_a_planted_secret(planted):
+    name, data = planted()
+    files = student_kit.kit_files()
+    refuse_leaks(files, ROOT)  # the kit as it is passes
+    with pytest.raises(KitLeak, match=f"(?m)^{name}: "):
+        refuse_leaks({**files, name: data}, ROOT)
+
+
+def kit_environment() -> dict[str, str]:
+    """This environment without what would let the kit's Python import the repository's packages."""
+    return {name: value for name, value in os.environ.items() if name not in ("PYTHONPATH", "VIRTUAL_ENV")}
+
+
+def execute_in_kit(kit: Path, notebooks: dict[str, nbformat.NotebookNode], output: Path) -> dict[str, list]:
+    """Run ``notebooks`` (name -> notebook) in the kit's notebook 01 folder with the kit's own Jupyter and kernel;
+    each notebook's cells as executed (errors let through)."""
+    folder = kit / "notebooks" / NOTEBOOK
+    for name, notebook in notebooks.items():
+        nbformat.write(notebook, folder / f"{name}.ipynb")
+    command = [str(kit / ".venv" / "bin" / "jupyter"), "nbconvert", "--to", "notebook", "--execute", "--allow-errors",
+               "--output-dir", str(output), *(f"{name}.ipynb" for name in notebooks)]  # fmt: skip
+    run = subprocess.run(command, cwd=folder, env=kit_environment(), capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return {name: read(output / f"{name}.ipynb").cells for name in notebooks}
+
+
+def errors(cell: nbformat.NotebookNode) -> list[str]:
+    return [output.ename for output in cell.get("outputs", []) if output.output_type == "error"]
+
+
+WHERE_FROM = """import importlib, pkgutil, sys
+import tfcourse
+for module in pkgutil.iter_modules(tfcourse.__path__):
+    importlib.import_module(f"tfcourse.{module.name}")
+print(sys.executable, tfcourse.__file__, sep="\\n")"""
+
+
+@pytest.mark.slow
+def test_the_kit_sets_itself_up_with_its_own_command_and_passes_notebook_01_s_visible_tests(kit_zip, tmp_path, request):
+    with zipfile.ZipFile(kit_zip) as archive:
+        archive.extractall(tmp_path / "unpacked")
+    kit = tmp_path / "unpacked" / kit_zip.stem
+    # the kit's .venv holds about 1.5 GB (PyTorch): pytest keeps its last runs' folders, so it goes at once
+    request.addfinalizer(lambda: shutil.rmtree(kit / ".venv", ignore_errors=True))
+    start = time.perf_counter()
+    setup = subprocess.run([sys.executable, "start.py", "--setup-only"], cwd=kit, env=kit_environment(),
+                           capture_output=True, text=True, timeout=1200)  # fmt: skip
+    TIMINGS["student kit: start.py --setup-only (pip install into its .venv)"] = time.perf_counter() - start
+    assert setup.returncode == 0, setup.stdout[-2000:] + setup.stderr[-3000:]
+    again = subprocess.run([sys.executable, "start.py", "--setup-only"], cwd=kit, env=kit_environment(),
+                           capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert again.returncode == 0 and not again.stdout, f"set up again with nothing changed: {again.stdout[-500:]}"
+
+    release = read(kit / "notebooks" / NOTEBOOK / f"{NOTEBOOK}.ipynb")
+    filled = fill_answers(release, reference_answers(read(settings.source_notebook(NOTEBOOK))))
+    filled.cells.append(new_code_cell(WHERE_FROM))
+    first_test = next(index for index, cell in enumerate(release.cells) if is_graded_test_cell(cell))
+    untouched = nbformat.from_dict({**release, "cells": release.cells[: first_test + 1]})
+    start = time.perf_counter()
+    ran = execute_in_kit(kit, {"filled": filled, "untouched": untouched}, tmp_path / "executed")
+    TIMINGS[f"student kit: {NOTEBOOK} filled and untouched, in the kit's kernel"] = time.perf_counter() - start
+
+    tests = [cell for cell in ran["filled"] if is_graded_test_cell(cell)]
+    assert len(tests) == sum(map(is_graded_test_cell, release.cells)) > 0
+    failed = {index: errors(cell) for index, cell in enumerate(ran["filled"]) if errors(cell)}
+    assert not failed, f"cells of the filled notebook failed in the kit: {failed}"
+    python, package = ran["filled"][-1].outputs[0].text.split()
+    assert Path(python).is_relative_to(kit / ".venv")
+    assert Path(package).resolve() == (kit / "tfcourse" / "__init__.py").resolve()
+    assert not any(errors(cell) for cell in ran["untouched"][:first_test])
+    assert errors(ran["untouched"][first_test]) == ["NotImplementedError"]
