@@ -28,6 +28,12 @@ $(STAMP): requirements.txt requirements-lock.txt requirements-removed.txt classr
 	$(BIN)/python -m pip uninstall --quiet --yes -r requirements-removed.txt
 	touch $(STAMP)
 
+# `make` alone lists the targets.
+.DEFAULT_GOAL := help
+.PHONY: help
+help:  ## list every target with what it does
+	@awk 'BEGIN { FS = ":.*## " } /^[A-Za-z][A-Za-z0-9_-]*:.*## / { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+
 install: $(STAMP)  ## create .venv and install everything (once; again when a requirements file changes)
 
 lab: install  ## open the student notebooks in JupyterLab (EDITION=zh: the Chinese edition, notebooks_zh/)
@@ -99,11 +105,19 @@ book: install  ## the reader edition, English in build/book and Chinese in build
 docs: install  ## README.md and docs/ as a static site for reading offline: build/docs/index.html
 	$(BIN)/python book/docs.py
 
+.PHONY: syllabus
+syllabus: install  ## rewrite the points, hours, written questions and schedule of docs/syllabus.md and docs/syllabus.zh.md from solutions/
+	$(BIN)/python book/syllabus.py
+
 release: install  ## regenerate notebooks/ from solutions/ with nbgrader, then notebooks_zh/ from notebooks/ and editions/zh/
 	for source in solutions/*/; do \
 		$(BIN)/nbgrader generate_assignment "$$(basename $$source)" --force || exit 1; \
 	done
 	$(BIN)/python -m editions release zh
+
+.PHONY: student-kit
+student-kit: install  ## the zip to give a class: build/student-kit/transformers-from-scratch-student-kit-<version>.zip (notebooks, helper package, data sample; no solution, no hidden test)
+	$(BIN)/python -m classroom.student_kit
 
 autograde: install sandbox  ## grade every submission under grading/submitted (JOBS=2), then export grades
 	$(BIN)/python -m autograder grade --jobs $${JOBS:-2}
@@ -128,7 +142,8 @@ hub:  ## a JupyterHub for a class on this machine (root): lays out HUB_PREFIX, t
 hub-students:  ## system users for the students of ROSTER=roster.csv (a 'student' column); PASSWORDS=1 for PAM logins
 	$(PYTHON) -m classroom.roster $(ROSTER) --prefix $(HUB_PREFIX) $(if $(PASSWORDS),--passwords)
 
-lint: install  ## ruff on the Python code
+lint: install  ## ruff on the Python code, as the suite checks it (tests/test_project.py)
+	$(BIN)/python -m ruff check --no-cache .
 
 clean-grading:  ## forget every submission, grade and feedback (the git-ignored grading/ folder)
 	rm -rf grading

@@ -12,7 +12,10 @@ from tfcourse.style import apply_course_style
 
 apply_course_style()
 
-__all__ = ["fast_mode", "get_device", "seed_everything"]
+# The course's release; pyproject.toml, CITATION.cff and CHANGELOG.md name the same one (tests/test_licence.py).
+__version__ = "1.0.0"
+
+__all__ = ["__version__", "fast_mode", "get_device", "seed_everything"]
 
 
 def __getattr__(name: str):

@@ -513,7 +513,7 @@ def write_sample(
     order kept; the raw fields in the original headerless, fully quoted form, so each row is
     byte-identical to its line in the source. This is how ``data/ag_news_sample`` was made::
 
-        python -c "from tfcourse.agnews import write_sample; write_sample('../shared/data/ag_news/test.csv')"
+        python -c "from tfcourse.agnews import write_sample; write_sample('$TFCOURSE_AG_NEWS_DIR/test.csv')"
     """
     raw = read_ag_news(source, clean=False)
     chosen, _ = stratified_split(raw, per_class)

@@ -278,7 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(tr("{target}: downloaded from {url} ({size:,} bytes), {check} verified", target=target, url=url,
                  size=target.stat().st_size, check=remote.check))
     if failed:
-        print(tr("The download did not finish. Fetch by hand (browser or curl), then check each file:"), file=sys.stderr)
+        unfinished = tr("The download did not finish. Fetch by hand (browser or curl), then check each file:")
+        print(unfinished, file=sys.stderr)
         for remote, url, target in failed:
             print(
                 tr("  {url}\n    -> {target}   (`{command}` must print {value})", url=url, target=target,

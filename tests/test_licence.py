@@ -1,0 +1,94 @@
+"""Licences, citation and version: what an instructor needs to adopt the course, and one version everywhere.
+
+The code is under MIT (``LICENSE``), the content under CC BY 4.0 (``LICENSE-CONTENT``, Creative
+Commons' plain-text legal code, unedited); ``CITATION.cff``, ``pyproject.toml``,
+``tfcourse.__version__`` and the newest dated entry of ``CHANGELOG.md`` name the same version.
+"""
+
+import datetime
+import hashlib
+import re
+import tomllib
+
+import yaml
+
+import tfcourse
+from autograder.course.settings import REPO_ROOT
+
+HOLDER = "The Transformers-from-scratch course authors"
+# sha256 of Creative Commons' legalcode.txt for CC BY 4.0: the legal code is copied, never edited.
+CC_BY_4_0_SHA256 = "fd3a263fe19ed8faa9068b43abaebafc02c77897b0c6fc09abc04bb592e5f16e"
+CC_BY_SECTIONS = [
+    "Section 1 -- Definitions.",
+    "Section 2 -- Scope.",
+    "Section 3 -- License Conditions.",
+    "Section 4 -- Sui Generis Database Rights.",
+    "Section 5 -- Disclaimer of Warranties and Limitation of Liability.",
+    "Section 6 -- Term and Termination.",
+    "Section 7 -- Other Terms and Conditions.",
+    "Section 8 -- Interpretation.",
+]
+# A dated Keep a Changelog heading: ## [1.0.0] - 2026-11-28
+RELEASE_HEADING = re.compile(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$", re.M)
+
+
+def pyproject() -> dict:
+    return tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+
+
+def citation() -> dict:
+    return yaml.safe_load((REPO_ROOT / "CITATION.cff").read_text())
+
+
+def test_the_code_is_under_mit_in_the_holders_name():
+    text = (REPO_ROOT / "LICENSE").read_text()
+    assert text.startswith("MIT License\n"), "LICENSE should be the MIT licence"
+    assert f"Copyright (c) 2026 {HOLDER}\n" in text, "LICENSE should name the copyright holder"
+    assert "Permission is hereby granted, free of charge" in text, "LICENSE lacks the MIT permission notice"
+    assert 'THE SOFTWARE IS PROVIDED "AS IS"' in text, "LICENSE lacks the MIT disclaimer"
+    assert pyproject()["license"] == "MIT", "pyproject.toml's licence should be MIT, as LICENSE says"
+
+
+def test_the_content_is_under_cc_by_4_0_as_published():
+    text = (REPO_ROOT / "LICENSE-CONTENT").read_text(encoding="utf-8")
+    assert text.splitlines()[0] == "Attribution 4.0 International", f"LICENSE-CONTENT's title: {text.splitlines()[0]}"
+    assert "\nCreative Commons Attribution 4.0 International Public License\n" in text
+    headings = [line for line in text.splitlines() if line.startswith("Section ")]
+    assert headings == CC_BY_SECTIONS, f"LICENSE-CONTENT's sections: {headings}"
+    assert not re.search(r"ShareAlike|NonCommercial|NoDerivatives", text), "another CC licence, not CC BY"
+    assert hashlib.sha256(text.encode("utf-8")).hexdigest() == CC_BY_4_0_SHA256, "the legal code was edited"
+
+
+def test_the_citation_file_holds_what_cff_1_2_0_requires():
+    cff = citation()
+    missing = {"cff-version", "message", "title", "authors"} - cff.keys()
+    assert not missing, f"CITATION.cff lacks {sorted(missing)}"
+    assert cff["cff-version"] == "1.2.0"
+    assert cff["title"] == "Transformers from scratch, auto-graded" and cff["type"] == "software"
+    assert cff["authors"] == [{"name": HOLDER}]
+    assert cff["license"] == ["MIT", "CC-BY-4.0"]
+    assert isinstance(cff["date-released"], datetime.date) and cff["abstract"] and cff["keywords"]
+
+
+def test_one_version_everywhere():
+    changelog = (REPO_ROOT / "CHANGELOG.md").read_text()
+    releases = RELEASE_HEADING.findall(changelog)
+    assert releases, "CHANGELOG.md has no dated entry (## [X.Y.Z] - YYYY-MM-DD)"
+    newest, released = releases[0]
+    cff = citation()
+    versions = {
+        "pyproject.toml": pyproject()["version"],
+        "tfcourse.__version__": tfcourse.__version__,
+        "CITATION.cff": cff["version"],
+        "CHANGELOG.md's newest entry": newest,
+    }
+    assert set(versions.values()) == {newest}, f"the versions differ: {versions}"
+    assert str(cff["date-released"]) == released, "CITATION.cff's date-released should be the entry's date"
+
+
+def test_the_readme_says_which_licence_covers_what():
+    readme = (REPO_ROOT / "README.md").read_text()
+    section = re.search(r"^## Licence\n(.*?)(?=^## )", readme, re.M | re.S)
+    assert section, "README.md has no '## Licence' section"
+    for link in ("](LICENSE)", "](LICENSE-CONTENT)", "](CITATION.cff)"):
+        assert link in section.group(1), f"README's Licence section should link {link[2:-1]}"
