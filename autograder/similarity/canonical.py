@@ -6,6 +6,8 @@ is) and re-printed with :func:`ast.unparse`, which drops comments, blank lines a
 on the way:
 
 - docstrings go (a comment by another name);
+- the calls of functions and classes whose ``def`` the report can read (the answer's, the added
+  cells', the course's) have their arguments in one form (:mod:`.signatures`);
 - a helper function the answer defines, or the student's added cells define, is inlined where it
   is called, and its ``def`` dropped when every call was inlined, when its body comes down to one
   ``return`` expression: a single ``return``, or simple assignments whose temporaries fold into
@@ -28,6 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from autograder.similarity.deadcode import strip
+from autograder.similarity.signatures import Signatures, bind_calls
 from autograder.similarity.spellings import SIGNATURES, respell
 from autograder.similarity.trees import children, walk
 
@@ -48,19 +51,21 @@ def canonical(
     key: Callable[[str], str] = str,
     keep: Iterable[str] | None = None,
     elsewhere: str = "",
+    signatures: Signatures | None = None,
 ) -> str:
     """``code`` re-printed in canonical form (see the module); unchanged when it does not parse.
 
     ``helpers`` are helpers defined elsewhere in the notebook (:func:`helpers_of` of the added
     cells); ``key`` maps a statement's text to what orders free statements (the normalised text);
     ``keep`` the functions the release asks for (others nothing calls are dead code, ``elsewhere``
-    being the notebook's other code that may call them; None keeps every function).
+    being the notebook's other code that may call them; None keeps every function); ``signatures`` those
+    of the course's and the added cells' functions and classes (:mod:`.signatures`), whose calls are bound.
     """
     tree = parse(code)
     if tree is None:
         return code
     try:
-        tree = strip(respell(tree), keep, elsewhere)
+        tree = bind_calls(strip(respell(tree), keep, elsewhere), signatures or {})
         # The lists of statements stay the same lists through every step (each edits them in place).
         found = survey(tree, drop_docstrings=True)
         for scope in found.scopes:
@@ -80,13 +85,14 @@ def canonical(
         return code
 
 
-def helpers_of(code: str) -> Helpers:
-    """The helper functions ``code`` defines at its top level (for the other cells), in canonical form."""
+def helpers_of(code: str, signatures: Signatures | None = None) -> Helpers:
+    """The helper functions ``code`` defines at its top level (for the other cells), in canonical form
+    (``signatures``: the course's, as for :func:`canonical`)."""
     tree = parse(code)
     if tree is None:
         return {}
     try:
-        tree = strip(respell(tree))
+        tree = bind_calls(strip(respell(tree)), signatures or {})
         for scope in survey(tree, drop_docstrings=True).scopes:
             fold_temporaries(scope)
     except (RecursionError, ValueError, TypeError, AttributeError):

@@ -33,6 +33,7 @@ from autograder.similarity.answers import (
 )
 from autograder.similarity.canonical import helpers_of
 from autograder.similarity.fingerprints import Context, boilerplate_hashes, fingerprint
+from autograder.similarity.signatures import Signatures, course_signatures, signatures_of
 
 RESULTS_FILE = "similarity.json"  # in the grading folder
 LISTED_Z = 3.5  # notebook z from which a pair is listed (calibrated on independent pairs: see the README)
@@ -174,33 +175,39 @@ def _hash_sets(indices: range) -> list[dict[str, frozenset[int]]]:
     untouched answer; the canonical form (:mod:`.canonical`) is most of an answer's cost.
     """
     work, parts, boilerplate, keep = _FORKED["work"], _FORKED["parts"], _FORKED["boilerplate"], _FORKED["keep"]
+    course = _FORKED["signatures"]
     found = []
     seen: dict[tuple[str, str, str], frozenset[int]] = {}
     for i in indices:
         answers = work.submissions[i].answers
         added = answers.get(ADDED, "")
-        helpers = helpers_of(added)  # the added cells' helper functions, inlined into the answers
+        helpers = helpers_of(added, course)  # the added cells' helper functions, inlined into the answers
+        own = signatures_of(added)  # the added cells' functions and classes, whose calls are bound
+        signatures = {**course, **own}
         sets = {}
         for part in parts:
             code = answers.get(part, "")
             # The student's other code, where a function this answer defines may be called (only what may matter).
             elsewhere = "\n".join(answers.get(other, "") for other in answers if other != part)
-            key = (code, added if helpers else "", elsewhere if "def " in code else "")
+            key = (code, added if helpers or own else "", elsewhere if "def " in code else "")
             if key not in seen:
-                context = Context(keep, elsewhere)
+                context = Context(keep, elsewhere, signatures)
                 seen[key] = frozenset(fingerprint(code, boilerplate, helpers, context=context).positions)
             sets[part] = seen[key]
         found.append(sets)
     return found
 
 
-def hash_sets(work: ClassWork, parts: list[str], boilerplate: frozenset[int], jobs: int) -> list[dict]:
+def hash_sets(
+    work: ClassWork, parts: list[str], boilerplate: frozenset[int], jobs: int, signatures: Signatures
+) -> list[dict]:
     """Per submission, ``{part: its fingerprint set}``; on ``jobs`` forked processes when there are many.
 
-    Forked, so that the workers find the answers in memory instead of pickled.
+    Forked, so that the workers find the answers in memory instead of pickled. ``signatures``: the course's.
     """
     count = len(work.submissions)
-    _FORKED.update(work=work, parts=parts, boilerplate=boilerplate, keep=release_names(work.release))
+    keep = release_names(work.release)
+    _FORKED.update(work=work, parts=parts, boilerplate=boilerplate, keep=keep, signatures=signatures)
     if jobs <= 1 or count < 100 or "fork" not in multiprocessing.get_all_start_methods():
         return _hash_sets(range(count))
     step = -(-count // jobs)
@@ -216,11 +223,12 @@ def compare_class(
 
     ``failures``: each submission's failed tests (:func:`.behaviour.failures_of`), when graded.
     """
-    boilerplate = boilerplate_hashes(release_code(work.release))
+    signatures = course_signatures(release_code(work.release))
+    boilerplate = boilerplate_hashes(release_code(work.release), signatures)
     parts = exercises(work.release)
     if any(ADDED in s.answers for s in work.submissions):
         parts.append(ADDED)
-    sets = hash_sets(work, parts, boilerplate, jobs)
+    sets = hash_sets(work, parts, boilerplate, jobs, signatures)
     students = [s.student for s in work.submissions]
     part_scores, part_z, answered, stats, rareness = {}, {}, {}, {}, {}
     for part in parts:
@@ -239,7 +247,7 @@ def compare_class(
     # Ranked by z, then score (both highest first), then the students' order (they are sorted).
     order = np.lexsort((second, first, -notebook[first, second], -combined[first, second]))
     first, second = first[order], second[order]
-    copies = reference_copies(students, sets, reference, boilerplate)
+    copies = reference_copies(students, sets, reference, boilerplate, signatures)
     answering = sum(bool(hashes) for hashes in everything)
     alone = np.zeros((len(students), len(students)), dtype=np.int64)
     for part in parts:
@@ -268,12 +276,18 @@ def same_alone(column: list[frozenset[int]]) -> np.ndarray:
 
 
 def reference_copies(
-    students: list[str], sets: list[dict[str, frozenset[int]]], reference: dict[str, str], boilerplate: frozenset[int]
+    students: list[str],
+    sets: list[dict[str, frozenset[int]]],
+    reference: dict[str, str],
+    boilerplate: frozenset[int],
+    signatures: Signatures,
 ) -> list[ReferenceCopy]:
-    """The answers whose fingerprints are the reference answer's, exercise by exercise."""
+    """The answers whose fingerprints are the reference answer's, exercise by exercise (``signatures``: the
+    course's, as the answers are bound to)."""
     found = []
     for exercise, solution in reference.items():
-        expected = frozenset(fingerprint(solution, boilerplate).positions)
+        context = Context(None, "", signatures)
+        expected = frozenset(fingerprint(solution, boilerplate, context=context).positions)
         same = [
             s
             for s, student_sets in zip(students, sets, strict=True)

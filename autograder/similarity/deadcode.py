@@ -4,9 +4,11 @@ A copier pads a copy with type hints, ``assert`` lines and code that never runs 
 read; each is a rare statement in a class, so it would weigh the most in the fingerprints and
 hide the copy best. :func:`strip` removes, in place:
 
-- type annotations (``x: T = v`` reads ``x = v``; a parameter's and a return's annotation go);
+- type annotations (``x: T = v`` reads ``x = v``; a parameter's and a return's annotation go), and
+  the imports only annotations need (``typing``, ``from __future__ import annotations``);
 - ``assert`` statements: a check that passes leaves the result as it was, and one that fails
-  stops the answer, which the grader's tests see (:mod:`.behaviour` compares that);
+  stops the answer, which the grader's tests see (:mod:`.behaviour` compares that); so does its
+  spelling out, ``if c: raise AssertionError(...)`` (Python's reference defines ``assert`` so);
 - branches under a constant condition (``if False:``, ``if 0:``, ``while False:``) and statements
   that are a bare constant or name (``x``, ``...``), ``pass`` where a block has more;
 - no-op arithmetic: ``e * 1``, ``1 * e``, ``e / 1``, ``e + 0``, ``0 + e``, ``e - 0``, ``e ** 1``;
@@ -23,6 +25,15 @@ from autograder.similarity.trees import walk
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 NEUTRAL = {ast.Mult: 1, ast.Div: 1, ast.Add: 0, ast.Sub: 0, ast.Pow: 1}  # e <op> neutral == e
 COMMUTES = (ast.Mult, ast.Add)  # neutral <op> e == e too
+ANNOTATION_MODULES = frozenset({"typing", "__future__"})
+
+
+def raises_assertion(statement: ast.stmt) -> bool:
+    """``raise AssertionError`` or ``raise AssertionError(...)``."""
+    if not isinstance(statement, ast.Raise) or statement.exc is None:
+        return False
+    raised = statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc
+    return isinstance(raised, ast.Name) and raised.id == "AssertionError"
 
 
 def constant(node: ast.expr) -> object:
@@ -58,12 +69,21 @@ class Strip(ast.NodeTransformer):
     def visit_Assert(self, node: ast.Assert) -> None:
         return None
 
+    def visit_Import(self, node: ast.Import) -> ast.Import | None:
+        node.names = [alias for alias in node.names if alias.name not in ANNOTATION_MODULES]
+        return node if node.names else None
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.ImportFrom | None:
+        return None if node.module in ANNOTATION_MODULES else node
+
     def visit_Expr(self, node: ast.Expr) -> ast.stmt | None:
         self.generic_visit(node)
         return None if isinstance(node.value, ast.Constant | ast.Name) else node
 
     def visit_If(self, node: ast.If) -> ast.AST | list[ast.stmt] | None:
         self.generic_visit(node)
+        if not node.orelse and len(node.body) == 1 and raises_assertion(node.body[0]):
+            return None
         value = constant(node.test)
         if value is NotImplemented:
             node.body = node.body or [ast.Pass()]

@@ -27,6 +27,7 @@ import numpy as np
 from copydetect.utils import find_fingerprint_overlap, get_copied_slices, winnow
 
 from autograder.similarity.canonical import Helpers, canonical
+from autograder.similarity.signatures import Signatures
 
 K = 15  # characters of normalised code per hash: shorter runs are noise
 WINDOW = 3  # winnowing window: a shared run of K + WINDOW - 1 = 17 characters is always caught
@@ -245,8 +246,9 @@ class Context:
     """What the rest of the notebook says about an answer: the functions the release asks for (``keep``),
     and the student's other code (``elsewhere``), where a function the answer defines may be called."""
 
-    keep: frozenset[str]
+    keep: frozenset[str] | None  # None: every function is kept
     elsewhere: str = ""
+    signatures: Signatures = field(default_factory=dict, hash=False)  # the course's and the added cells'
 
 
 def structure(code: str, helpers: Helpers | None = None, context: Context | None = None) -> str:
@@ -254,7 +256,7 @@ def structure(code: str, helpers: Helpers | None = None, context: Context | None
     code = MAGIC.sub("", code)  # IPython lines do not parse
     if context is None:
         return canonical(code, helpers, key=order_key)
-    return canonical(code, helpers, key=order_key, keep=context.keep, elsewhere=context.elsewhere)
+    return canonical(code, helpers, order_key, context.keep, context.elsewhere, context.signatures)
 
 
 def fingerprint(
@@ -279,10 +281,11 @@ def fingerprint(
     return Fingerprint(text, normalised, positions)
 
 
-def boilerplate_hashes(code: str) -> frozenset[int]:
-    """Every hash (not only the winnowed ones) of code every submission holds (the release's), as is and canonical."""
+def boilerplate_hashes(code: str, signatures: Signatures | None = None) -> frozenset[int]:
+    """Every hash (not only the winnowed ones) of code every submission holds (the release's), as is and canonical
+    (``signatures``: the course's, as the answers are bound to)."""
     found: set[int] = set()
-    for text in {code, structure(code)}:
+    for text in {code, structure(code, context=Context(None, "", signatures or {}))}:
         normalised = normalise(text)
         every = kgram_hashes(normalised.text)
         for start, end in normalised.statements:

@@ -18,13 +18,23 @@ every one into a single form:
   argument equal to its default dropped: ``torch.softmax(x, -1)`` and ``torch.softmax(x, dim=-1)``
   are one spelling; other calls' keywords are put in name order;
 - a function with an operator reads as the operator (``torch.matmul(a, b)`` reads ``a @ b``,
-  ``torch.ne(a, b)`` reads ``a != b``).
+  ``torch.ne(a, b)`` reads ``a != b``, ``torch.logical_and(a, b)`` reads ``a & b``, ``torch.neg(x)``
+  reads ``-x``);
+- an in-place method as a statement reads as the assignment (``x.mul_(y)`` and ``x *= y`` read
+  ``x = x * y``: :data:`IN_PLACE`), an initialiser's deprecated name as its ``_`` form
+  (:data:`DEPRECATED_INIT`), and a square root as a power (``math.sqrt(d)`` and ``torch.sqrt(d)``
+  read ``d ** 0.5``, ``torch.rsqrt(d)`` and ``1 / d ** 0.5`` read ``d ** -0.5``, ``a * d ** -0.5``
+  reads ``a / d ** 0.5``: :data:`ROOTS`).
+
+Every table is PyTorch's own text (each entry says where it comes from; the tests check them
+against the installed PyTorch), not a list of the disguises the tests plant.
 
 A receiver that is not a tensor (``self``, a module, ``math``) is never rewritten: the rules apply to
 what a tensor's methods are, and ``self.dropout(x)`` is a module's call.
 """
 
 import ast
+import copy
 
 TORCH = "torch"
 
@@ -50,7 +60,9 @@ SIGNATURES: dict[str, tuple[tuple[str, object], ...]] = {
     "div": (("other", REQUIRED),), "pow": (("exponent", REQUIRED),), "matmul": (("other", REQUIRED),),
     "eq": (("other", REQUIRED),), "ne": (("other", REQUIRED),), "lt": (("other", REQUIRED),),
     "le": (("other", REQUIRED),), "gt": (("other", REQUIRED),), "ge": (("other", REQUIRED),),
-    "logical_and": (("other", REQUIRED),), "logical_or": (("other", REQUIRED),), "outer": (("vec2", REQUIRED),),
+    "logical_and": (("other", REQUIRED),), "logical_or": (("other", REQUIRED),), "logical_xor": (("other", REQUIRED),),
+    "bitwise_and": (("other", REQUIRED),), "bitwise_or": (("other", REQUIRED),), "bitwise_xor": (("other", REQUIRED),),
+    "outer": (("vec2", REQUIRED),),
     "softmax": (("dim", REQUIRED),), "log_softmax": (("dim", REQUIRED),),
     "transpose": (("dim0", REQUIRED), ("dim1", REQUIRED)), "movedim": (("source", REQUIRED), ("destination", REQUIRED)),
     "tril": (("diagonal", 0),), "triu": (("diagonal", 0),),
@@ -81,7 +93,30 @@ OPERATORS: dict[str, ast.operator | ast.cmpop] = {
     "add": ast.Add(), "sub": ast.Sub(), "mul": ast.Mult(), "div": ast.Div(), "pow": ast.Pow(),
     "matmul": ast.MatMult(), "eq": ast.Eq(), "ne": ast.NotEq(), "lt": ast.Lt(), "le": ast.LtE(),
     "gt": ast.Gt(), "ge": ast.GtE(),
+    # PyTorch: "For bool tensors, it computes the logical AND" (OR, XOR, NOT) of bitwise_and (...), which
+    # ``&`` (``|``, ``^``, ``~``) calls; masks are bool tensors.
+    "bitwise_and": ast.BitAnd(), "logical_and": ast.BitAnd(), "bitwise_or": ast.BitOr(), "logical_or": ast.BitOr(),
+    "bitwise_xor": ast.BitXor(), "logical_xor": ast.BitXor(),
 }  # fmt: skip
+UNARY: dict[str, ast.unaryop] = {"neg": ast.USub(), "bitwise_not": ast.Invert(), "logical_not": ast.Invert()}
+# The operations of SIGNATURES whose in-place method (``x.mul_(y)``) PyTorch documents as "In-place version of
+# :meth:`~Tensor.mul`" (or the other way round: ``masked_fill`` is the "Out-of-place version of ... masked_fill_"):
+# ``x.mul_(y)`` as a statement reads ``x = x * y``, as ``x *= y`` does.
+IN_PLACE = frozenset({
+    "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "neg", "logical_not", "bitwise_not",
+    "trunc", "add", "sub", "mul", "div", "pow", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+    "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "transpose", "tril", "triu", "masked_fill",
+    "unsqueeze", "cumsum", "clamp",
+})  # fmt: skip
+# ``torch.nn.init``'s initialisers without the trailing ``_``, each documented as "now deprecated in favor of
+# :func:`torch.nn.init.X_`": the same function.
+DEPRECATED_INIT = frozenset({
+    "constant", "dirac", "eye", "kaiming_normal", "kaiming_uniform", "normal", "orthogonal", "sparse", "uniform",
+    "xavier_normal", "xavier_uniform",
+})  # fmt: skip
+# Square roots as powers: PyTorch documents ``torch.sqrt`` as out = sqrt(input) and ``torch.rsqrt`` as
+# out = 1 / sqrt(input); ``math.sqrt`` (Python: "Return the square root of x") is the same on a number.
+ROOTS: dict[tuple[str, str], float] = {(TORCH, "sqrt"): 0.5, (TORCH, "rsqrt"): -0.5, ("math", "sqrt"): 0.5}
 NOT_TENSORS = frozenset({"self", "nn", "F", TORCH, "math", "np", "numpy", "super", "functional"})
 
 
@@ -113,6 +148,8 @@ def short_path(parts: list[str]) -> list[str]:
         parts = [TORCH, ALIASES.get(parts[1], parts[1])]
     if len(parts) == 2 and parts[0] == "F" and parts[1] in FUNCTIONAL:
         parts = [TORCH, parts[1]]
+    if len(parts) == 3 and parts[:2] == ["nn", "init"] and parts[2] in DEPRECATED_INIT:
+        parts = ["nn", "init", f"{parts[2]}_"]
     return parts
 
 
@@ -159,12 +196,40 @@ class Spellings(ast.NodeTransformer):
             return path_node(shorter)
         return node
 
+    def visit_Expr(self, node: ast.Expr) -> ast.stmt:
+        """``x.mul_(y)`` as a statement reads ``x = x * y`` (:data:`IN_PLACE`)."""
+        call = node.value
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr.endswith("_"):
+            name, receiver = ALIASES.get(call.func.attr[:-1], call.func.attr[:-1]), call.func.value
+            if name in IN_PLACE and isinstance(receiver, ast.Name | ast.Subscript) and is_tensor_receiver(receiver):
+                target = copy.copy(receiver)
+                target.ctx = ast.Store()
+                value = ast.Call(ast.Attribute(receiver, name, ast.Load()), call.args, call.keywords)
+                return self.visit(ast.Assign([target], value))
+        self.generic_visit(node)
+        return node
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.stmt:
+        """``x += y`` reads ``x = x + y`` (Python: "can be rewritten as", in place where the type allows)."""
+        if not isinstance(node.target, ast.Name | ast.Subscript):
+            self.generic_visit(node)
+            return node
+        read = copy.copy(node.target)
+        read.ctx = ast.Load()
+        return self.visit(ast.Assign([node.target], ast.BinOp(read, node.op, node.value)))
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        self.generic_visit(node)
+        return as_power(node)
+
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
         if size := as_shape(node):
             return size
         node = self.as_function(node)
         parts = attribute_path(node.func)
+        if parts and tuple(parts) in ROOTS and len(node.args) == 1 and not node.keywords:
+            return as_power(ast.BinOp(node.args[0], ast.Pow(), number(ROOTS[parts[0], parts[1]])))
         if parts and len(parts) == 2 and parts[0] == TORCH and parts[1] in SIGNATURES and node.args:
             bind(node, SIGNATURES[parts[1]], 1)
             if parts[1] == "transpose":
@@ -219,14 +284,41 @@ def order_dimensions(call: ast.Call) -> None:
 
 
 def as_operator(name: str, call: ast.Call) -> ast.expr:
-    """``torch.matmul(a, b)`` -> ``a @ b`` (and the other operators); the call when it has more than two operands."""
+    """``torch.matmul(a, b)`` -> ``a @ b``, ``torch.neg(x)`` -> ``-x`` (and the other operators); the call when it
+    has other operands."""
+    if name in UNARY and len(call.args) == 1 and not call.keywords:
+        return ast.UnaryOp(UNARY[name], call.args[0])
     operator = OPERATORS.get(name)
     if operator is None or len(call.args) != 1 or len(call.keywords) != 1:
         return call
     left, right = call.args[0], call.keywords[0].value
     if isinstance(operator, ast.cmpop):
         return ast.Compare(left, [operator], [right])
-    return ast.BinOp(left, operator, right)
+    return as_power(ast.BinOp(left, operator, right))
+
+
+def number(value: float) -> ast.expr:
+    """A number as :func:`ast.parse` reads it (``-0.5`` is a minus on ``0.5``)."""
+    return ast.UnaryOp(ast.USub(), ast.Constant(-value)) if value < 0 else ast.Constant(value)
+
+
+def exponent(node: ast.expr) -> float | None:
+    """The constant exponent of ``e ** c``; None for anything else."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow)):
+        return None
+    value = literal(node.right)
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def as_power(node: ast.BinOp) -> ast.expr:
+    """``1 / e ** c`` -> ``e ** -c`` and ``a * e ** -c`` -> ``a / e ** c``: one spelling of a division by a root."""
+    if isinstance(node.op, ast.Div) and literal(node.left) == 1 and (power := exponent(node.right)) is not None:
+        return ast.BinOp(node.right.left, ast.Pow(), number(-power))
+    if isinstance(node.op, ast.Mult):
+        for base, other in ((node.right, node.left), (node.left, node.right)):
+            if (power := exponent(base)) is not None and power < 0:
+                return ast.BinOp(other, ast.Div(), ast.BinOp(base.left, ast.Pow(), number(-power)))
+    return node
 
 
 def respell(tree: ast.AST) -> ast.AST:

@@ -21,8 +21,8 @@ from autograder.similarity.fingerprints import MAGIC, Context, fingerprint, norm
 from autograder.similarity.page import assignment_section
 from tests.support.course import ThrowawayCourse
 from tests.support.notebooks import read
-from tests.support.similarity_class import build_class, build_disguised_class, hand_in
-from tests.support.similarity_disguises import FAMILIES, TRIPLES, disguised
+from tests.support.similarity_class import answer_pool, build_class, build_disguised_class, hand_in
+from tests.support.similarity_disguises import FAMILIES, TRIPLES, course_parameters, disguised
 
 ANSWER = """def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
     d_k = query.size(-1)
@@ -227,6 +227,16 @@ def test_the_command_writes_the_page_and_the_export_reads_the_closest_match(thro
         ("y = x.masked_fill(m, 0.0)", "y = x.masked_fill(value=0.0, mask=m)"),
         ("y = nn.Linear(d, e)", "y = torch.nn.Linear(in_features=d, out_features=e, bias=True)"),
         ("y = f(a=1, b=2)", "y = f(b=2, a=1)"),
+        ("y = a & b", "y = torch.logical_and(a, b)"),
+        ("y = a | b", "y = a.bitwise_or(b)"),
+        ("y = ~m", "y = m.logical_not()"),
+        ("y = -x", "y = torch.neg(x)"),
+        ("y = s / math.sqrt(d)", "y = s * d ** -0.5"),
+        ("y = s / d ** 0.5", "y = s * torch.rsqrt(d)"),
+        ("y = s / x.sqrt()", "y = torch.true_divide(s, x.pow(0.5))"),
+        ("x *= 2", "x.mul_(2)"),
+        ("x = x.masked_fill(m, 0)", "x.masked_fill_(m, 0)"),
+        ("nn.init.xavier_uniform_(w)", "torch.nn.init.xavier_uniform(w)"),
     ],
 )
 def test_spellings_of_one_operation_and_keyword_or_positional_arguments_are_one(first: str, second: str) -> None:
@@ -239,6 +249,10 @@ def test_different_operations_stay_different() -> None:
     assert not same_structure("y = a @ b", "y = a * b")
     assert not same_structure("y = k.transpose(0, 1)", "y = k.transpose(-2, -1)")
     assert not same_structure("y = self.dropout(x)", "y = torch.dropout(self, x)")  # a module's call, not a method
+    assert not same_structure("y = a & b", "y = a | b")
+    assert not same_structure("y = x ** 0.5", "y = x ** 2")
+    assert not same_structure("y = s / d ** 0.5", "y = s * d ** 0.5")
+    assert not same_structure("x.mul_(2)", "x.add_(2)")
 
 
 def test_the_alias_table_is_pytorchs_own() -> None:
@@ -253,6 +267,97 @@ def test_the_alias_table_is_pytorchs_own() -> None:
             if found.group(1) != name:
                 documented[name] = found.group(1)
     assert ALIASES == documented
+
+
+def test_the_other_equivalences_are_pytorchs_documented_ones() -> None:
+    """In-place methods, deprecated initialisers, logical operators and roots: each entry as PyTorch documents it."""
+    torch = pytest.importorskip("torch")
+    from torch.nn import init
+
+    from autograder.similarity import spellings
+
+    def documented_in_place(name: str) -> bool:
+        in_place = getattr(torch.Tensor, f"{name}_", None)
+        return bool(
+            in_place is not None
+            and re.search(rf"In-place version of :meth:`~?(?:torch\.)?Tensor\.{name}`", in_place.__doc__ or "")
+            or re.search(rf"Out-of-place version of :meth:`~?(?:torch\.)?Tensor\.{name}_`",
+                         getattr(torch.Tensor, name).__doc__ or "")
+        )  # fmt: skip
+
+    assert spellings.IN_PLACE == {name for name in spellings.SIGNATURES if documented_in_place(name)}
+    deprecated = {n for n in dir(init) if re.search(rf"deprecated in favor of :func:`torch\.nn\.init\.{n}_`",
+                                                   getattr(getattr(init, n), "__doc__", None) or "")}  # fmt: skip
+    assert spellings.DEPRECATED_INIT == deprecated
+    words = {ast.BitAnd: "AND", ast.BitOr: "OR", ast.BitXor: "XOR", ast.Invert: "NOT"}
+    signs = {ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}
+    flags = torch.tensor([True, True, False, False]), torch.tensor([True, False, True, False])
+    logical = {**spellings.OPERATORS, **spellings.UNARY}
+    for name, operator in logical.items():
+        if type(operator) in words:
+            bitwise = f"bitwise_{name.split('_')[1]}"
+            assert (
+                f"For bool tensors, it computes the logical {words[type(operator)]}." in getattr(torch, bitwise).__doc__
+            )
+            if type(operator) in signs:  # the Python operator is the bitwise function, on bools the logical one
+                python = eval(f"a {signs[type(operator)]} b", {"a": flags[0], "b": flags[1]})  # noqa: S307
+                assert torch.equal(python, getattr(torch, name)(*flags)), name
+            else:
+                assert torch.equal(~flags[0], getattr(torch, name)(flags[0])), name
+    assert r"\text{out} = -1 \times \text{input}" in torch.neg.__doc__
+    assert r"\text{out}_{i} = \sqrt{\text{input}_{i}}" in torch.sqrt.__doc__
+    assert r"\text{out}_{i} = \frac{1}{\sqrt{\text{input}_{i}}}" in torch.rsqrt.__doc__
+    assert "square root" in math.sqrt.__doc__
+    assert spellings.ROOTS == {("torch", "sqrt"): 0.5, ("torch", "rsqrt"): -0.5, ("math", "sqrt"): 0.5}
+
+
+COURSE = """from tfcourse.reference import EncoderLayer, MultiHeadAttention
+
+
+def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
+    raise NotImplementedError()
+"""
+MODEL = """class Stack(nn.Module):
+    def __init__(self, d, h, n):
+        super().__init__()
+        self.attention = MultiHeadAttention(d, h)
+        self.layers = nn.ModuleList([EncoderLayer(d, h, 4 * d) for _ in range(n)])
+
+    def forward(self, x, mask=None):
+        for layer in self.layers:
+            x = layer(x, mask)
+        return self.attention(x, x, x, mask)
+"""
+
+
+def test_calls_of_the_students_and_the_courses_functions_and_classes_take_one_form() -> None:
+    """Keyword or positional, a default written out or left out: one form wherever the ``def`` can be read (the
+    answer, the added cells, the release and what it imports from tfcourse); other arguments stay different."""
+    from autograder.similarity.signatures import course_signatures, signatures_of
+
+    course = Context(None, "", course_signatures(COURSE))
+
+    def same(first: str, second: str, context: Context = course) -> bool:
+        return normalise(structure(first, context=context)).text == normalise(structure(second, context=context)).text
+
+    sdpa = "y = scaled_dot_product_attention(q, k, v, {})"
+    assert same(sdpa.format("mask=m"), sdpa.format("m"))
+    assert same(sdpa.format("dropout=d"), sdpa.format("None, d"))
+    assert same(sdpa.format("mask=None"), sdpa.replace(", {}", ""))
+    assert not same(sdpa.format("mask=m"), sdpa.format("dropout=m"))  # which parameter still counts
+    assert not same(sdpa.format("mask=m"), sdpa.format("m"), Context(None))  # a signature nobody gave: kept apart
+    assert same(
+        "layer = EncoderLayer(d_model=8, num_heads=2, d_ff=16, dropout=0.1)", "layer = EncoderLayer(8, 2, 16, 0.1)"
+    )
+    keywords = MODEL.replace("layer(x, mask)", "layer(x, mask=mask)").replace("x, x, x, mask)", "x, x, x, mask=mask)")
+    assert same(MODEL, keywords) and not same(MODEL, keywords, Context(None))
+    assert not same(MODEL, MODEL.replace("layer(x, mask)", "layer(mask, x)"))
+    # The student's own: a function with two returns (never inlined), and one from the added cells.
+    own = "def pick(x, k, largest=True):\n    if k == 0:\n        return x\n    return x.topk(k, largest=largest)\n\n\n"
+    assert same(f"{own}y = pick(x, k=3, largest=True)", f"{own}y = pick(x, 3)")
+    added = Context(None, "", signatures_of(own))
+    assert same("y = pick(x, k=3)", "y = pick(x, 3)", added) and not same("y = pick(x, k=3)", "y = pick(x, 3)")
+    assert "pick(x, 3, kind=1)" in structure("y = pick(x, 3, kind=1)", context=added)  # does not fit: left as it is
 
 
 def test_annotations_asserts_and_dead_code_are_dropped() -> None:
@@ -275,6 +380,12 @@ def test_annotations_asserts_and_dead_code_are_dropped() -> None:
     assert "_never_called" in structure(padded, context=Context(frozenset({"f"}), "y = _never_called(3)"))
     assert "_never_called" in structure(padded, context=Context(frozenset({"f", "_never_called"})))
     assert not same_structure(plain, plain.replace("/ n", "/ n * 2"))
+    # Hints and checks together, spelled otherwise: the imports hints need, an assert spelled out.
+    spelled = ("from typing import Optional\nfrom __future__ import annotations\n\n\n"
+               "def f(x: torch.Tensor, n: Optional[int]) -> torch.Tensor:\n"
+               "    if n is None:\n        raise AssertionError('no n')\n    return x.sum(0) / n\n")  # fmt: skip
+    assert normalise(structure(plain, context=keep)).text == normalise(structure(spelled, context=keep)).text
+    assert "ValueError" in structure(spelled.replace("AssertionError", "ValueError"))  # another error is behaviour
 
 
 MULTI = """def _scores(q, k):
@@ -318,12 +429,18 @@ def run_answers(code: str, names: tuple[str, ...]) -> dict:
 
 @pytest.mark.parametrize("family", [(f,) for f in FAMILIES] + list(TRIPLES), ids="+".join)
 def test_each_disguise_computes_what_its_source_computes(family: tuple[str, ...]) -> None:
-    """The disguises, run on 01's reference answers: the same outputs on fixed inputs."""
+    """The disguises, run on 01's reference answers (or, for a family the reference's ``sdpa`` does not take, such as
+    calls of the student's own functions, the first answer of the class's that takes it): the same outputs on fixed
+    inputs."""
     torch = pytest.importorskip("torch")
     reference = reference_answers(read(source_notebook("01_attention")))
-    code = "\n\n".join(reference[e] for e in ("sdpa", "causal_mask", "padding_mask"))
-    added: list[str] = []
-    copy, applied = disguised(code, family, added)
+    course = course_parameters("01_attention")
+    for sdpa in [reference["sdpa"], *answer_pool("01_attention")["sdpa"]]:
+        code = "\n\n".join([sdpa, reference["causal_mask"], reference["padding_mask"]])
+        added: list[str] = []
+        copy, applied = disguised(code, family, added, course)
+        if applied == set(family):
+            break
     assert applied == set(family) and copy != code
     names = ("scaled_dot_product_attention", "causal_mask", "padding_mask")
     source, copied = run_answers(code, names), run_answers("\n\n".join([*added, copy]), names)

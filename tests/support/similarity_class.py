@@ -28,7 +28,7 @@ from autograder.pipeline.results import Status, SubmissionResult, TestResult, sa
 from autograder.similarity.fingerprints import fingerprint
 from tests.support.nbgrader_course import submit
 from tests.support.notebooks import read
-from tests.support.similarity_disguises import FAMILIES, TRIPLES, disguised
+from tests.support.similarity_disguises import FAMILIES, TRIPLES, course_parameters, disguised
 from tests.support.similarity_styles import STYLES
 from tests.variants import VARIANTS
 
@@ -326,7 +326,7 @@ def build_disguised_class(assignment: str, students: int, seed: int = 0) -> Simi
             added: list[str] = []
             answers, applied = {}, set()
             for exercise, code in made.answers[source].items():
-                answers[exercise], changed = disguised(code, families, added)
+                answers[exercise], changed = disguised(code, families, added, course_parameters(assignment))
                 applied |= changed
             if applied == set(families):
                 break

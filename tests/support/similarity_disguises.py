@@ -13,14 +13,39 @@ says whether it changed anything. :data:`FAMILIES` names them; :func:`disguised`
 - ``dead_code``: an assignment never read, an ``if False:`` branch, ``* 1`` on a division and a
   function nothing calls;
 - ``helper``: a function's body moved into a helper in a cell the student added, called from the answer;
-- ``temporary``: a parameter read twice or more read through a temporary (``q = query``).
+- ``temporary``: a parameter read twice or more read through a temporary (``q = query``);
+- ``own_keywords``: the calls of the student's own functions and classes and of the course's (the
+  release's code, what it imports from ``tfcourse``), a module's ``forward`` through ``self.<module>``
+  included, with their arguments after the first as keywords;
+- ``operators``: tensor arithmetic as PyTorch's functions (``a * b`` as ``torch.mul(a, b)``, ``a / b``
+  as ``torch.true_divide(a, b)``, ``a & b`` as ``torch.logical_and(a, b)``, ``~m`` as ``m.logical_not()``),
+  ``math.sqrt(e)`` as ``e ** 0.5``, ``x = x.masked_fill(...)`` as ``x.masked_fill_(...)`` on a tensor the
+  function made, ``nn.init.f_`` as its older name ``nn.init.f``.
 """
 
 import ast
+import functools
+import importlib
+import inspect
 
-FAMILIES = ("synonyms", "keywords", "annotations", "asserts", "dead_code", "helper", "temporary")
+from autograder.course.settings import release_notebook
+from autograder.similarity.answers import release_code
+from tests.support.notebooks import read
+
+FAMILIES = (
+    "synonyms",
+    "keywords",
+    "annotations",
+    "asserts",
+    "dead_code",
+    "helper",
+    "temporary",
+    "own_keywords",
+    "operators",
+)
 TRIPLES = (("synonyms", "keywords", "dead_code"), ("annotations", "asserts", "helper"),
-           ("helper", "temporary", "synonyms"))  # fmt: skip
+           ("helper", "temporary", "synonyms"), ("annotations", "asserts", "own_keywords"),
+           ("operators", "own_keywords", "temporary"))  # fmt: skip
 # Parameter names of library calls a student spells either way (positional <-> keyword).
 PARAMETERS = {
     "softmax": ("dim",), "log_softmax": ("dim",), "transpose": ("dim0", "dim1"), "masked_fill": ("mask", "value"),
@@ -242,16 +267,224 @@ def temporary(tree: ast.Module) -> bool:
     return changed
 
 
-def disguised(code: str, families: tuple[str, ...], added: list[str]) -> tuple[str, set[str]]:
-    """``code`` with each family of ``families`` applied (helpers it moves appended to ``added``) and
-    the families that changed something; unchanged when it does not parse."""
+Parameters = dict[str, tuple[str, ...]]  # callee -> its parameters that may be passed by keyword, in order
+
+
+def keyword_parameters(function: object, method: bool) -> tuple[str, ...]:
+    """The leading parameters of ``function`` (its signature, from Python) that may be passed by keyword."""
+    found = []
+    for parameter in list(inspect.signature(function).parameters.values())[1 if method else 0 :]:
+        if parameter.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD:
+            break
+        found.append(parameter.name)
+    return tuple(found)
+
+
+def defined_parameters(tree: ast.Module) -> Parameters:
+    """The functions and classes ``tree`` defines (a class by its ``__init__``, methods as ``Class.method``)."""
+    found: Parameters = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and not node.args.posonlyargs:
+            found[node.name] = tuple(a.arg for a in node.args.args)
+        elif isinstance(node, ast.ClassDef):
+            for method in (m for m in node.body if isinstance(m, ast.FunctionDef) and not m.args.posonlyargs):
+                parameters = tuple(a.arg for a in method.args.args[1:])
+                found[node.name if method.name == "__init__" else f"{node.name}.{method.name}"] = parameters
+    return found
+
+
+@functools.cache
+def course_parameters(assignment: str) -> Parameters:
+    """The course's callees for one notebook: what its release's code defines, and what it imports from
+    ``tfcourse`` (their signatures read from the imported objects)."""
+    code = "\n".join(line for line in release_code(read(release_notebook(assignment))).splitlines()
+                     if not line.lstrip().startswith(("%", "!")))  # fmt: skip
+    tree = ast.parse(code)
+    found: Parameters = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tfcourse"):
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                value = getattr(module, alias.name, None)
+                if inspect.isclass(value):
+                    found[alias.asname or alias.name] = keyword_parameters(value.__init__, method=True)
+                    if "forward" in vars(value):
+                        found[f"{alias.asname or alias.name}.forward"] = keyword_parameters(value.forward, True)
+                elif inspect.isfunction(value):
+                    found[alias.asname or alias.name] = keyword_parameters(value, method=False)
+    return found | defined_parameters(tree)
+
+
+def module_classes(cls: ast.ClassDef, known: Parameters) -> dict[str, str]:
+    """``self.a = C(...)`` in a class, C known: a -> C."""
+    found = {}
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute):
+            target, value = node.targets[0], node.value
+            if isinstance(target.value, ast.Name) and target.value.id == "self" and isinstance(value, ast.Call):
+                if isinstance(value.func, ast.Name) and value.func.id in known:
+                    found[target.attr] = value.func.id
+    return found
+
+
+class OwnKeywords(ast.NodeTransformer):
+    def __init__(self, known: Parameters) -> None:
+        self.known = known
+        self.cls = ""
+        self.modules: dict[str, str] = {}
+        self.changed = False
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.ClassDef:
+        self.cls, self.modules = node.name, module_classes(node, self.known)
+        self.generic_visit(node)
+        self.cls, self.modules = "", {}
+        return node
+
+    def callee(self, func: ast.expr) -> str:
+        if isinstance(func, ast.Name):
+            return func.id
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            return f"{self.modules[func.attr]}.forward" if func.attr in self.modules else f"{self.cls}.{func.attr}"
+        return ""
+
+    def visit_Call(self, node: ast.Call) -> ast.Call:
+        self.generic_visit(node)
+        parameters = self.known.get(self.callee(node.func))
+        if parameters is None or any(isinstance(a, ast.Starred) for a in node.args):
+            return node
+        if 1 < len(node.args) <= len(parameters):
+            given = [ast.keyword(p, a) for p, a in zip(parameters[1:], node.args[1:], strict=False)]
+            node.args, node.keywords = node.args[:1], given + node.keywords
+            self.changed = True
+        return node
+
+
+TENSOR_METHODS = frozenset({"matmul", "softmax", "log_softmax", "transpose", "masked_fill", "exp", "tril", "triu",
+                            "unsqueeze", "view", "reshape", "sqrt", "sin", "cos", "float", "contiguous"})  # fmt: skip
+FRESH_CALLS = frozenset({"matmul", "softmax", "log_softmax", "masked_fill", "exp", "sqrt", "sin", "cos"})
+ARITHMETIC = {ast.Mult: "mul", ast.Add: "add", ast.Sub: "subtract", ast.Div: "true_divide"}  # subtract and
+# true_divide: PyTorch's aliases of sub and div
+LOGICAL = {ast.BitAnd: "logical_and", ast.BitOr: "logical_or"}
+
+
+def tensor_like(node: ast.expr) -> bool:
+    """Sure to be a tensor: ``a @ b``, a ``torch`` function's result (``torch.finfo`` aside), or a tensor method's."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        return True
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    if isinstance(node.func.value, ast.Name) and node.func.value.id == "torch":
+        return node.func.attr not in ("finfo", "iinfo", "is_tensor")
+    return node.func.attr in TENSOR_METHODS and not (isinstance(node.func.value, ast.Name)
+                                                     and node.func.value.id in ("self", "F", "nn", "math"))  # fmt: skip
+
+
+def fresh(node: ast.expr) -> bool:
+    """A new tensor (never a view of another): arithmetic on a tensor, ``@``, or a call that makes one."""
+    if isinstance(node, ast.BinOp):
+        return tensor_like(node.left) or tensor_like(node.right)
+    return tensor_like(node) and isinstance(node, ast.Call) and node.func.attr in FRESH_CALLS
+
+
+class Operators(ast.NodeTransformer):
+    def __init__(self) -> None:
+        self.changed = False
+        self.fresh: set[str] = set()  # names the current function assigned a new tensor
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        outer, self.fresh = self.fresh, set()
+        self.generic_visit(node)
+        self.fresh = outer
+        return node
+
+    def visit_Assign(self, node: ast.Assign) -> ast.stmt:
+        target = node.targets[0] if len(node.targets) == 1 else None
+        value = node.value
+        if (
+            isinstance(target, ast.Name)
+            and target.id in self.fresh
+            and isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "masked_fill"
+            and isinstance(value.func.value, ast.Name)
+            and value.func.value.id == target.id
+        ):
+            self.generic_visit(node)
+            self.changed = True
+            return ast.Expr(ast.Call(ast.Attribute(value.func.value, "masked_fill_", ast.Load()), value.args,
+                                     value.keywords))  # fmt: skip
+        is_fresh = fresh(value)
+        self.generic_visit(node)
+        if isinstance(target, ast.Name):
+            (self.fresh.add if is_fresh else self.fresh.discard)(target.id)
+        return node
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        left_tensor = tensor_like(node.left)
+        both = left_tensor and tensor_like(node.right)
+        self.generic_visit(node)
+        if type(node.op) in ARITHMETIC and left_tensor:
+            self.changed = True
+            return torch_call(ARITHMETIC[type(node.op)], [node.left, node.right])
+        if type(node.op) in LOGICAL and both:
+            self.changed = True
+            return torch_call(LOGICAL[type(node.op)], [node.left, node.right])
+        return node
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Invert):
+            self.changed = True
+            return ast.Call(ast.Attribute(node.operand, "logical_not", ast.Load()), [], [])
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and len(node.args) == 1:
+            if func.value.id == "math" and func.attr == "sqrt" and not node.keywords:
+                self.changed = True
+                return ast.BinOp(node.args[0], ast.Pow(), ast.Constant(0.5))
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr.endswith("_")
+            and ast.unparse(func.value) in ("nn.init", "torch.nn.init")
+        ):
+            self.changed = True
+            func.attr = func.attr[:-1]
+        return node
+
+
+def own_keywords(tree: ast.Module, course: Parameters) -> bool:
+    rewriter = OwnKeywords(course | defined_parameters(tree))
+    rewriter.visit(tree)
+    return rewriter.changed
+
+
+def operators(tree: ast.Module) -> bool:
+    rewriter = Operators()
+    rewriter.visit(tree)
+    return rewriter.changed
+
+
+def disguised(
+    code: str, families: tuple[str, ...], added: list[str], course: Parameters | None = None
+) -> tuple[str, set[str]]:
+    """``code`` with each family of ``families`` applied (helpers it moves appended to ``added``; ``course``: the
+    course's callees, for ``own_keywords``) and the families that changed something; unchanged when it does not
+    parse."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
         return code, set()
     applied = set()
     for family in sorted(families, key=lambda f: f == "helper"):  # the helper last: it carries the others' changes
-        changed = helper(tree, added) if family == "helper" else globals()[family](tree)
+        if family == "helper":
+            changed = helper(tree, added)
+        elif family == "own_keywords":
+            changed = own_keywords(tree, course or {})
+        else:
+            changed = globals()[family](tree)
         if changed:
             applied.add(family)
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n", applied
