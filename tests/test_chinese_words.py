@@ -2,26 +2,33 @@
 
 The same run draws every figure and fails on a glyph no font has (a Chinese character drawn as a box).
 
-Each Chinese release (``notebooks_zh/``) runs in this process in fast mode in the zh edition
-(``TFCOURSE_EDITION=zh``), once with the reference answers and once more per exercise with a wrong answer
-(its first mutant in ``tests/variants``). Counted: the English words in what the cells print (standard
-output and error), in their figures' titles, axis labels, legends and colour bars, and in the failure
-messages of the visible tests (``AssertionError``; an error PyTorch raises in a wrong answer is PyTorch's
-English, not the course's).
+Each Chinese release (``notebooks_zh/``) runs in this process in fast mode as ``jupyter nbconvert --execute``
+runs it: from the notebook's own folder, with neither ``TFCOURSE_EDITION`` nor ``JPY_SESSION_NAME`` set, so the
+language comes from the notebook's own mark (:mod:`tfcourse.language`); once with the reference answers and once
+more per exercise with a wrong answer (its first mutant in ``tests/variants``). Counted: the English words in
+what the cells print (standard output and error), in what they display (a cell's last value as the notebook
+shows it: a DataFrame's HTML table, headers and index included, else the value's repr), in their figures'
+titles, axis labels, legends and colour bars, in the failure messages of the visible tests (``AssertionError``;
+an error PyTorch raises in a wrong answer is PyTorch's English, not the course's), and in the notebook's
+Chinese prose (Markdown outside code, formulas and links).
 
 An English word is the course's when the course wrote it: it appears in a string literal of the English
 release's code or in a message of :mod:`tfcourse` (its catalog; its other literals hold AG News examples,
-which are data). Code names (every identifier in the notebook's code and in
-:mod:`tfcourse`), the glossary's ``keep`` spellings and the English the Chinese prose of the notebook keeps
-itself (pow, top-k) are not counted, nor are the few words PyTorch and
-tqdm print themselves (``LIBRARY_WORDS``); data (news texts, example sentences) is not the course's prose.
+which are data); in the prose, every English word not capitalised (a capitalised one names a person, a product,
+a class of the data or a work: Vaswani, NVIDIA, World). Code names (every identifier in the notebook's code and
+in :mod:`tfcourse`; a table's header counts unless it is one name, as ``text`` is) and the glossary's ``keep``
+spellings (the words the Chinese keeps in English on purpose: API names, pow, top-k) are not counted, nor are the
+few words PyTorch and tqdm print themselves (``LIBRARY_WORDS``); data (news texts, example sentences) is not the
+course's prose.
 """
 
 import ast
+import html
 import io
 import re
 import tokenize
 from functools import cache
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -33,7 +40,7 @@ from editions.messages import package_messages
 from editions.release import release_notebook as translated_release
 from tests.support.inprocess import CellOutcome, InProcessNotebook
 from tests.variants import VARIANTS
-from tfcourse.agnews import SAMPLE_DIR, read_ag_news
+from tfcourse.agnews import CLEANING_EXAMPLES, SAMPLE_DIR, read_ag_news
 from tfcourse.language import EDITION_VARIABLE
 
 pytestmark = pytest.mark.slow
@@ -84,11 +91,25 @@ def string_words(code: str) -> set[str]:
     return {word.lower() for text in texts for word in WORD.findall(text)}
 
 
-def prose_words(notebook: nbformat.NotebookNode) -> set[str]:
-    """The English words the Chinese prose keeps (pow, top-k, 词元（token）), outside code, formulas and links."""
-    prose = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
-    prose = re.sub(r"```.*?```|`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|\]\([^)]*\)|https?://\S+", " ", prose, flags=re.S)
-    return {word.lower() for word in WORD.findall(prose)}
+# In the Chinese prose, English that is not the course's words: code, formulas, links (a paper's title, an address),
+# markup, an English example in italics (*the* and *cat*), quoted English (a message, a name: “rotate half”), and
+# an English gloss in full-width brackets after the Chinese term (批量维在前（batch-first）).
+NOT_CHINESE_PROSE = re.compile(
+    r"```.*?```|`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|!?\[[^\]]*\]\([^)]*\)|https?://\S+|<[^>]+>"
+    r"|(?<!\*)\*[A-Za-z'’ -]+\*(?!\*)|“[\x20-\x7e]+”|\"[\x20-\x7e]+\"|（[A-Za-z'’ -]+(?=[）；，])",
+    re.S,
+)
+
+
+def prose(notebook: nbformat.NotebookNode) -> str:
+    """The notebook's Chinese prose (Markdown) without what :data:`NOT_CHINESE_PROSE` matches."""
+    return NOT_CHINESE_PROSE.sub(" ", "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown"))
+
+
+def common_words(text: str) -> set[str]:
+    """The English words of ``text`` that are not names: capitalised ones (Vaswani, AG News's class World, NVIDIA,
+    The Annotated Transformer) name people, products, data and works, which Chinese writes in English too."""
+    return {word.lower() for word in WORD.findall(text) if not word[0].isupper()}
 
 
 @cache
@@ -106,17 +127,23 @@ def kept_spellings() -> set[str]:
 
 @cache
 def news_texts() -> str:
-    """Every title and description of the committed AG News sample, whitespace squeezed: the data 06 and 07 show."""
-    frames = [read_ag_news(SAMPLE_DIR / name) for name in ("train.csv", "test.csv")]
-    return "\n".join(" ".join(text.split()) for frame in frames for text in frame["text"])
+    """Every title and description of the committed AG News sample, cleaned and as in the file, and the examples of
+    the full corpus's artefacts, whitespace squeezed: the data 06 and 07 show."""
+    frames = [read_ag_news(SAMPLE_DIR / name, clean=clean) for name in ("train.csv", "test.csv") for clean in (1, 0)]
+    texts = [text for frame in frames for text in frame["text"]]
+    texts += [text for _, raw, cleaned in CLEANING_EXAMPLES for text in (raw, cleaned)]
+    return "\n".join(" ".join(text.split()) for text in texts)
 
 
 def shows_data(line: str) -> bool:
     """Whether ``line`` prints a news text: a stretch of :data:`DATA_FRAGMENT` characters of one, or a quoted
-    one whole (``'Owners Reach Deal (Reuters)'（10 个词元）``, where no stretch lies between the quotes)."""
+    one whole (``'Owners Reach Deal (Reuters)'（10 个词元）``, where no stretch lies between the quotes), or the
+    whole line a piece of one at least half as long (a table's cell: a title, the start of a text)."""
     squeezed = " ".join(line.split())
     step = DATA_FRAGMENT // 2
     quoted = [" ".join((single or double).split()) for single, double in QUOTED.findall(line)]
+    if len(squeezed) >= DATA_FRAGMENT // 2 and squeezed.removesuffix("...") in news_texts():
+        return True
     return any(len(text) >= DATA_FRAGMENT // 2 and text in news_texts() for text in quoted) or any(
         squeezed[start : start + DATA_FRAGMENT] in news_texts()
         for start in range(0, max(1, len(squeezed) - DATA_FRAGMENT + 1), step)
@@ -126,23 +153,96 @@ def shows_data(line: str) -> bool:
 
 def english_words(texts: list[str], course: set[str], names: set[str]) -> list[str]:
     """The course's English words in ``texts``, one entry per occurrence, each with the line it is on."""
-    allowed = {name.lower() for name in names} | kept_spellings() | LIBRARY_WORDS | UNITS | SYMBOLS
+    code = {name.lower() for name in names}
+    always = kept_spellings() | LIBRARY_WORDS | UNITS | SYMBOLS
     lines = [line for text in texts for line in text.splitlines() if not LIBRARY_WARNING.match(line.strip())]
     return [
         f"{word} (in: {line.strip()[:100]})"
         for line in lines
-        for word in WORD.findall(NOT_PROSE.sub(" ", line))
-        if word.lower() in course and word.lower() not in allowed and len(word) > 1 and not shows_data(line)
+        for word in WORD.findall(NOT_PROSE.sub(" ", line.removeprefix(HEADER)))
+        if word.lower() in course
+        and word.lower() not in always
+        and (word.lower() not in code or is_header_prose(line, code))
+        and len(word) > 1
+        and not shows_data(line)
     ]
 
 
+# A table's header, on a line of its own: its words count even where the code uses them as names ("train rows"
+# is prose, though train and rows are names), unless the header is one name (text, a column the code reads).
+HEADER = "\x00header: "
+
+
+def is_header_prose(line: str, code: set[str]) -> bool:
+    header = line.removeprefix(HEADER)
+    return line.startswith(HEADER) and header.lower() not in code
+
+
+def headers(value: object) -> list[str]:
+    """The column headers and index names of a DataFrame (or a Series' name and index name) that are text."""
+    columns = getattr(value, "columns", [])
+    index = getattr(value, "index", None)
+    names = [*columns, getattr(columns, "name", None), getattr(index, "name", None), getattr(value, "name", None)]
+    return [name for name in names if isinstance(name, str)]
+
+
+SHOWN = "_tfcourse_shown_"  # where a cell's last value is kept, as IPython's display hook keeps it in Out
+
+
+def shown_text(value: object) -> str:
+    """What a notebook shows for a cell's value: the text of its HTML (a DataFrame's table) if it has one, else its
+    repr, then each of its :func:`headers` on a line of its own; nothing for None."""
+    if value is None:
+        return ""
+    as_html = getattr(value, "_repr_html_", None)
+    markup = as_html() if callable(as_html) else None
+    shown = (
+        html.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<style.*?</style>", " ", markup, flags=re.S)))
+        if markup
+        else repr(value)
+    )
+    return "\n".join([shown, *(HEADER + header for header in headers(value))])
+
+
+class ShowingNotebook(InProcessNotebook):
+    """:class:`InProcessNotebook` that also records what a cell displays: the value of its last expression (unless
+    a ``;`` hides it), appended to the cell's standard output."""
+
+    @staticmethod
+    def _run_cell(index: int, cell_id: str | None, source: str, namespace: dict, draw: bool = False) -> CellOutcome:
+        try:
+            body = ast.parse(source).body
+        except SyntaxError:
+            body = []
+        shows = body and isinstance(body[-1], ast.Expr) and not source.rstrip().endswith(";")
+        if shows:
+            lines = source.splitlines()
+            last = body[-1]
+            lines[last.lineno - 1] = lines[last.lineno - 1][: last.col_offset] + f"{SHOWN} = (" + lines[
+                last.lineno - 1
+            ][last.col_offset :]
+            lines[last.end_lineno - 1] += ")"
+            source = "\n".join(lines)
+        outcome = InProcessNotebook._run_cell(index, cell_id, source, namespace, draw)
+        if shows:
+            outcome.stdout += shown_text(namespace.pop(SHOWN, None))
+        return outcome
+
+
 def printed(outcome: CellOutcome) -> list[str]:
-    """What a cell showed the student: its output, its figures' text and a visible test's failure message."""
+    """What a cell showed the student: its output and display, its figures' text and a visible test's failure
+    message."""
     failure = [outcome.error] if outcome.error.startswith("AssertionError") else []
     return [outcome.stdout, outcome.stderr, *outcome.figure_text, *failure]
 
 
-def test_the_chinese_notebook_shows_no_english_the_course_wrote(assignment: str, monkeypatch) -> None:
+def english_in_runs(assignment: str, folder: Path, monkeypatch: pytest.MonkeyPatch, edition: str | None = None):
+    """The course's English words a Chinese student meets, per run (the prose, the reference answers, each mutant).
+
+    The Chinese release, its answers filled in, is written to ``folder`` and runs from there in fast mode, with
+    neither ``TFCOURSE_EDITION`` nor ``JPY_SESSION_NAME`` set (as nbconvert runs it), or with ``TFCOURSE_EDITION``
+    set to ``edition`` (as JupyterLab runs it after ``make lab EDITION=zh``). Also returns the glyphs no font had.
+    """
     english = nbformat.read(release_notebook(assignment), as_version=4)
     code = "\n".join(cell.source for cell in english.cells if cell.cell_type == "code")
     course_words = string_words(code) | {w.lower() for m in package_messages() for w in WORD.findall(m)}
@@ -151,12 +251,19 @@ def test_the_chinese_notebook_shows_no_english_the_course_wrote(assignment: str,
     answers = reference_answers(source)
     chinese_release = nbformat.read(translated_release("zh", assignment), as_version=4)
     chinese = fill_answers(chinese_release, answers)
-    names |= prose_words(chinese_release)
+    nbformat.write(chinese, folder / f"{assignment}.ipynb")
 
-    monkeypatch.setenv(EDITION_VARIABLE, "zh")
+    prose_text = prose(chinese_release)
+    found = {"prose": english_words([prose_text], common_words(prose_text), names)}
+    monkeypatch.chdir(folder)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    if edition is None:
+        monkeypatch.delenv(EDITION_VARIABLE, raising=False)
+    else:
+        monkeypatch.setenv(EDITION_VARIABLE, edition)
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")  # fast mode, as under the grader
-    run = InProcessNotebook(chinese, draw_figures=True)
-    found = {"reference answers": english_words([t for o in run.reference for t in printed(o)], course_words, names)}
+    run = ShowingNotebook(chinese, draw_figures=True)
+    found["reference answers"] = english_words([t for o in run.reference for t in printed(o)], course_words, names)
     for cell in answers:
         wrong = next((v for v in VARIANTS.get(assignment, []) if v.cell == cell and v.kind == "mutant"), None)
         if wrong is None:
@@ -165,7 +272,11 @@ def test_the_chinese_notebook_shows_no_english_the_course_wrote(assignment: str,
         found[f"mutant {wrong.name}"] = english_words(
             [t for o in outcomes.values() for t in printed(o)], course_words, names
         )
-    missing = [problem for outcome in run.reference for problem in outcome.missing_glyphs]
+    return found, [problem for outcome in run.reference for problem in outcome.missing_glyphs]
+
+
+def test_the_chinese_notebook_shows_no_english_the_course_wrote(assignment: str, monkeypatch, tmp_path) -> None:
+    found, missing = english_in_runs(assignment, tmp_path, monkeypatch)
     assert not missing, f"{assignment}: the Chinese figures miss glyphs (drawn as boxes): {missing[:5]}"
     counts = {case: len(words) for case, words in found.items() if words}
     print(f"{assignment}: English words the course wrote, per run: {counts or 0}")

@@ -60,6 +60,16 @@ def test_check_close_says_where_and_why_it_failed():
     assert "Likely cause: wrong axis?" in message
 
 
+def test_check_close_says_when_the_value_compared_with_holds_nan():
+    # An inverted padding mask: the text alone, every key masked, gives NaN where the logits were expected.
+    expected = torch.tensor([[0.5, 0.5], [float("nan"), float("nan")]])
+    with pytest.raises(AssertionError) as failure:
+        checks.check_close("logits", torch.tensor([[0.5, 0.5], [0.1, 0.9]]), expected, hint="check the mask.")
+    message = str(failure.value)
+    assert "holds NaN where a number was expected, in 2 of 4 entries (the first at index (1, 0))" in message
+    assert "every position is masked" in message and "Likely cause: check the mask." in message
+
+
 def test_checks_reject_wrong_shape_dtype_type_and_nan():
     with pytest.raises(AssertionError, match=r"shape \(2, 3\), got \(3, 2\)"):
         checks.check_shape("out", torch.zeros(3, 2), (2, 3))

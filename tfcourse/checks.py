@@ -128,6 +128,32 @@ def check_equal(name: str, actual: torch.Tensor, expected: torch.Tensor, hint: s
     print(tr("{name}: exact match", name=tr(name)))
 
 
+def check_expected_is_a_number(name: str, expected: torch.Tensor, hint: str = "") -> None:
+    """Fail if the tensor ``name`` is compared with holds NaN: no answer is close to it.
+
+    The value compared with is often the student's own code on other inputs (the same model without padding),
+    and NaN there most often comes from a softmax over a row whose every position is masked.
+    """
+    missing = torch.isnan(expected.detach()) if expected.is_floating_point() or expected.is_complex() else None
+    if missing is None or not missing.any():
+        return
+    raise AssertionError(
+        _with_hint(
+            tr(
+                "{name}: the value it is compared with holds NaN where a number was expected, in {count} of {total} "
+                "entries (the first at index {first}), so no answer can match it. NaN comes, for example, from a "
+                "softmax over a row whose every position is masked: 0 / 0. Is a mask inverted, or does it block "
+                "every position of a row?",
+                name=tr(name),
+                count=int(missing.sum()),
+                total=missing.numel(),
+                first=tuple(int(i) for i in missing.nonzero()[0]),
+            ),
+            hint,
+        )
+    )
+
+
 def check_close(
     name: str,
     actual: torch.Tensor,
@@ -138,6 +164,7 @@ def check_close(
     """Fail unless the largest relative error is below ``tolerance``; print it either way."""
     check_shape(name, actual, expected.shape, hint)
     check_finite(name, actual, hint)
+    check_expected_is_a_number(name, expected, hint)
     error = relative_error(actual, expected)
     verdict = tr("{name}: relative error {error:.1e} (should be < {tolerance:.0e})", name=tr(name), error=error,
                  tolerance=tolerance)
@@ -167,7 +194,7 @@ def check_near(name: str, actual: torch.Tensor, expected: torch.Tensor, max_diff
     verdict = tr("{name}: max absolute difference {diff:.1e} (should be < {max_diff:.0e})", name=tr(name), diff=diff,
                  max_diff=max_diff)
     if not diff < max_diff:
-        raise AssertionError(_with_hint(verdict + ".", hint))
+        raise AssertionError(_with_hint(tr("{verdict}.", verdict=verdict), hint))
     print(verdict)
 
 

@@ -6,13 +6,19 @@ The code is the same in every edition, so the language is chosen when it runs, i
    to the edition of the submission it grades; the reader edition sets it for each page);
 2. the edition recorded in the metadata of the notebook this kernel runs (a translated release
    writes ``{"tfcourse": {"edition": "zh"}}``), found through ``JPY_SESSION_NAME``, the path
-   Jupyter Server gives every notebook's kernel: so a Chinese notebook opened anywhere (a hub
-   included) speaks Chinese without any setting;
-3. English.
+   Jupyter Server gives every notebook's kernel;
+3. else the edition the notebooks of the working directory agree on: ``jupyter nbconvert --execute``,
+   nbclient and editors' notebook runners set no session variable but start the kernel in the
+   notebook's own folder. A notebook without the mark counts as English, so a folder holding notebooks
+   of both editions (or none at all) is English: the mark decides only where it is unanimous;
+4. English.
+
+So a Chinese notebook speaks Chinese without any setting, whatever runs it.
 """
 
 import json
 import os
+from functools import lru_cache
 from pathlib import Path
 
 EDITION_VARIABLE = "TFCOURSE_EDITION"
@@ -23,11 +29,32 @@ EDITIONS = (ENGLISH, "zh")
 def notebook_edition(path: Path) -> str | None:
     """The edition a notebook's metadata names, or None (no notebook there, unreadable, or none named)."""
     try:
-        metadata = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+        stat = path.stat()
+    except OSError:
+        return None
+    return _recorded_edition(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=64)
+def _recorded_edition(path: str, _mtime_ns: int, _size: int) -> str | None:
+    """:func:`notebook_edition`, read once per version of the file: ``tr`` asks for every message."""
+    try:
+        metadata = json.loads(Path(path).read_text(encoding="utf-8")).get("metadata", {})
     except (OSError, ValueError, AttributeError):
         return None
     named = metadata.get("tfcourse", {}).get("edition") if isinstance(metadata, dict) else None
     return named if named in EDITIONS else None
+
+
+def folder_edition(folder: Path) -> str | None:
+    """The edition every notebook in ``folder`` names (one without a name counts as English), or None when the
+    folder holds no notebook or notebooks of different editions."""
+    try:
+        notebooks = sorted(folder.glob("*.ipynb"))
+    except OSError:
+        return None
+    found = {notebook_edition(notebook) or ENGLISH for notebook in notebooks}
+    return found.pop() if len(found) == 1 else None
 
 
 def edition() -> str:
@@ -38,4 +65,8 @@ def edition() -> str:
     session = os.environ.get("JPY_SESSION_NAME", "")
     if session.endswith(".ipynb"):
         return notebook_edition(Path(session)) or ENGLISH
-    return ENGLISH
+    try:
+        here = Path.cwd()
+    except OSError:  # the working directory was removed
+        return ENGLISH
+    return folder_edition(here) or ENGLISH

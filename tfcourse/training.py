@@ -104,7 +104,7 @@ def train(
             step(group_size)
             step_losses.append(group_loss / group_size)
             group_loss, group_size = 0.0, 0
-            progress.set_postfix(loss=f"{step_losses[-1]:.4f}")
+            progress.set_postfix({tr("loss"): f"{step_losses[-1]:.4f}"})
     if group_size:
         step(group_size)
         step_losses.append(group_loss / group_size)

@@ -83,6 +83,8 @@ VARIANTS = [
             "        itos = itos[: max_size - sum(special in counts for special in specials)]\n",
         ),
     ),
+    # Ties in the order of first appearance (a sort by count alone, Counter.most_common()): the visible toy data
+    # sees d before b, so build_vocab_order's visible part catches both, not only its hidden part.
     mutant(
         "build_vocab",
         "ties_by_first_appearance",
