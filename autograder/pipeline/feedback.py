@@ -200,6 +200,7 @@ def feedback_html(result: SubmissionResult, notebook_name: str, course: Course, 
     path = autograded / f"{notebook_name}.ipynb"
     notebook = student_view(nbformat.read(path, 4), release, secrets) if path.exists() else new_notebook()
     language = page_language(edition(notebook))
+    notebook.metadata["title"] = words(language)["title"].format(notebook=notebook_name)  # the page's <title>
     notebook.cells.insert(0, summary_cell(result, notebook_name, secrets, words(language)))
     for cell in notebook.cells:
         if cell.cell_type == "markdown":

@@ -9,6 +9,7 @@ neither.
 WORDS = {
     "en": {
         "feedback": "Feedback",
+        "title": "Feedback: {notebook}",
         "student": "Student",
         "status": "Status",
         "note": "Note",
@@ -23,6 +24,7 @@ WORDS = {
     },
     "zh": {
         "feedback": "反馈",
+        "title": "反馈：{notebook}",
         "student": "学生",
         "status": "状态",
         "note": "说明",

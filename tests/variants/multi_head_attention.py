@@ -1,6 +1,6 @@
 """Variants of the answers of 02_multi_head_attention: realistic mistakes (mutants) and other correct answers."""
 
-from tests.variants.spec import alternative, mutant
+from tests.variants.spec import Blame, alternative, mutant
 
 ASSIGNMENT = "02_multi_head_attention"
 
@@ -332,4 +332,16 @@ VARIANTS = [
                 return self.w_o(heads.transpose(1, 2).flatten(2)), weights
         """,
     ),
+]
+
+# merge_heads with .view after the transpose raises PyTorch's stride error on any input; each merge_heads test cell
+# turns it into the idea (memory order after a transpose), not a shape or a value to chase.
+VIEW_ERROR_TAUGHT = "memory still holds each head's tokens"
+BLAMES = [
+    *(
+        Blame(f"merge_heads-mutant-{name}", "merge_heads_shapes", VIEW_ERROR_TAUGHT, "should have shape")
+        for name in ("view_after_transpose", "contiguous_before_transpose")
+    ),
+    Blame("merge_heads-mutant-view_after_transpose", "merge_heads_values", VIEW_ERROR_TAUGHT, "mixes tokens"),
+    Blame("merge_heads-mutant-view_after_transpose", "merge_heads_non_contiguous", VIEW_ERROR_TAUGHT, "differs from"),
 ]
