@@ -654,6 +654,11 @@ VARIANTS = [
     ),
     mutant(
         "extra_credit_warmup",
+        "warm_up_of_100_steps",  # right for 200 steps; a run of 10 or 25 never reaches the peak
+        (WARMUP_LENGTH, "warmup = 100"),
+    ),
+    mutant(
+        "extra_credit_warmup",
         "warm_up_over_the_whole_run",  # the peak only at the very end
         (WARMUP_LENGTH, "warmup = total_steps"),
     ),

@@ -515,7 +515,7 @@ VARIANTS = [
     mutant(
         "extra_credit_beam",
         "beams_not_pruned_to_k",
-        ("candidates.topk(min(beam_size - len(finished), candidates.numel()))", "candidates.sort(descending=True)"),
+        ("candidates.sort(descending=True, stable=True).indices[:keep]", "candidates.sort(descending=True).indices"),
     ),
     mutant("extra_credit_beam", "eos_beams_extended", ("done = tokens == eos_idx", "done = tokens < 0")),
     mutant(
@@ -530,14 +530,14 @@ VARIANTS = [
             "                candidates = extended.flatten()",
         ),
         (
-            "candidates.topk(min(beam_size - len(finished), candidates.numel()))",
-            "candidates.topk(min(beam_size - len(finished), int(candidates.isfinite().sum())))",
+            "candidates.sort(descending=True, stable=True).indices[:keep]",
+            "candidates.sort(descending=True, stable=True).indices[: min(keep, int(candidates.isfinite().sum()))]",
         ),
     ),
     mutant(
         "extra_credit_beam",
         "finished_hypotheses_extended_too",  # kept among the finished and in the beam: the output hides it
-        ("beams, scores = beams[~done], top.values[~done]", "scores = top.values"),
+        ("beams, scores = beams[~done], totals[~done]", "scores = totals"),
     ),
     mutant(
         "extra_credit_beam",
@@ -559,6 +559,20 @@ VARIANTS = [
         "extra_credit_beam",
         "every_row_reads_row_0",
         ("memory = model.encode(row_src)  # (1, S, D)", "memory = model.encode(src[:1])  # (1, S, D)"),
+    ),
+    mutant(
+        "extra_credit_beam",
+        "unfinished_compete_at_max_len",  # the live hypotheses cut at max_len join the finished ones
+        ("            if not finished:\n", "            if beams.size(0) > 0:\n"),
+        ("finished = [(s.item() / length_penalty(length), t)", "finished += [(s.item() / length_penalty(length), t)"),
+    ),
+    mutant(
+        "extra_credit_beam",
+        "ties_to_the_higher_id",  # an ascending sort read from its end: equal totals come out later id first
+        (
+            "candidates.sort(descending=True, stable=True).indices[:keep]",
+            "candidates.argsort(stable=True)[-keep:].flip(0)",
+        ),
     ),
     # --- extra_credit_beam: other correct answers ---
     alternative(
@@ -619,10 +633,11 @@ VARIANTS = [
                         frozen = torch.full_like(logp, float("-inf"))
                         frozen[:, model.pad_idx] = 0.0
                         flat = (scores[:, None] + torch.where(done[:, None], frozen, logp)).flatten()
-                        top = flat.topk(min(beam_size, int(torch.isfinite(flat).sum())))
-                        parent, token = top.indices // logp.size(1), top.indices % logp.size(1)
+                        order = flat.argsort(descending=True, stable=True)[: int(torch.isfinite(flat).sum())]
+                        order = order[:beam_size]
+                        parent, token = order // logp.size(1), order % logp.size(1)
                         beams = torch.cat([beams[parent], token[:, None]], dim=1)
-                        scores, done = top.values, done[parent] | (token == eos_idx)
+                        scores, done = flat[order], done[parent] | (token == eos_idx)
                     lengths = []
                     for tokens in beams.tolist():
                         lengths.append(tokens.index(eos_idx) if eos_idx in tokens[1:] else len(tokens) - 1)

@@ -619,6 +619,24 @@ VARIANTS = [
         "no_value_error_for_a_non_divisor",
         ("if not 1 <= num_kv_heads <= num_heads or num_heads % num_kv_heads:", "if num_kv_heads < 1:"),
     ),
+    mutant(
+        "extra_credit_gqa",
+        "no_value_error_for_a_negative_count",  # -1 divides 4: nn.Linear then fails on a negative size
+        ("if not 1 <= num_kv_heads <= num_heads or num_heads % num_kv_heads:",
+         "if num_kv_heads == 0 or num_heads % num_kv_heads:"),
+    ),
+    mutant(
+        "extra_credit_gqa",
+        "strided_views_of_a_widened_cache",  # G heads in the shape, all H in the storage behind them
+        (GQA_ATTEND, "k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)\n        "
+                     "attended = causal_attention(q, k, v)"),
+        ("return self.out(merged), (k, v)", "return self.out(merged), (k[:, ::group], v[:, ::group])"),
+    ),
+    mutant(
+        "extra_credit_gqa",
+        "output_in_float32",
+        ("return self.out(merged), (k, v)", "return self.out(merged).float(), (k, v)"),
+    ),
     # --- extra_credit_gqa: other correct answers ---
     alternative(
         "extra_credit_gqa",
