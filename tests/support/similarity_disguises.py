@@ -135,20 +135,22 @@ class Keywords(ast.NodeTransformer):
         return node
 
 
+def rewrote(rewriter: ast.NodeTransformer, tree: ast.Module) -> bool:
+    """Whether ``rewriter`` (which sets ``changed`` when it rewrites a node) changed ``tree``."""
+    rewriter.visit(tree)
+    return rewriter.changed
+
+
 def functions(tree: ast.Module) -> list[ast.FunctionDef]:
     return [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
 
 
 def synonyms(tree: ast.Module) -> bool:
-    rewriter = Synonyms()
-    rewriter.visit(tree)
-    return rewriter.changed
+    return rewrote(Synonyms(), tree)
 
 
 def keywords(tree: ast.Module) -> bool:
-    rewriter = Keywords()
-    rewriter.visit(tree)
-    return rewriter.changed
+    return rewrote(Keywords(), tree)
 
 
 def annotations(tree: ast.Module) -> bool:
@@ -456,15 +458,11 @@ class Operators(ast.NodeTransformer):
 
 
 def own_keywords(tree: ast.Module, course: Parameters) -> bool:
-    rewriter = OwnKeywords(course | defined_parameters(tree))
-    rewriter.visit(tree)
-    return rewriter.changed
+    return rewrote(OwnKeywords(course | defined_parameters(tree)), tree)
 
 
 def operators(tree: ast.Module) -> bool:
-    rewriter = Operators()
-    rewriter.visit(tree)
-    return rewriter.changed
+    return rewrote(Operators(), tree)
 
 
 def disguised(
