@@ -142,7 +142,10 @@ def test_no_feedback_page_shows_a_hidden_test_line(graded_class: GradedClass) ->
 
     assert main(["--root", str(course.root), "feedback", "--release-all-flagged"]) == 0
     pages = sorted(course.grading.feedback().rglob("*.html"))
-    assert {page.parent.parent.name for page in pages} == {r.student for r in load_results(course) if r.tests}
+    # a page for every hand-in with test results, none for a notebook never handed in ("nothing_submitted")
+    students = {page.parent.parent.name for page in pages}
+    assert students == {r.student for r in load_results(course) if r.tests and r.status != Status.MISSING}
+    assert "nothing_submitted" not in students and "good" in students
     shown = leaks(pages, secrets)
     assert not shown, shown[:10]
     scrubbed = course.grading.feedback("prints_hidden", ASSIGNMENT) / f"{ASSIGNMENT}.html"
