@@ -116,6 +116,7 @@ def test_the_course_grader_grades_both_editions_the_same_and_answers_in_the_stud
     assert "自动评分" in pages["zh"] and "Autograded score" not in pages["zh"]
     assert "Autograded score" in pages["en"] and not CHINESE.search(pages["en"])
     assert '<html lang="zh">' in pages["zh"] and '<html lang="en">' in pages["en"]
-    assert "状态:</strong> 已评分" in pages["zh"] and "Status:</strong> graded" in pages["en"], "the status word"
+    assert "状态：</strong> 已评分" in pages["zh"] and "Status:</strong> graded" in pages["en"], "the status word"
+    assert ":</strong>" not in pages["zh"] and "反馈：" in pages["zh"], "Chinese labels take the full-width colon"
     title = chinese_cells(notebooks["zh"])[0].splitlines()[0].lstrip("# ")
     assert title in pages["zh"], "the feedback lost the Chinese text of the student's notebook"

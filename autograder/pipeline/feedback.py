@@ -159,13 +159,14 @@ def render_maths(markdown: str) -> str:
 def summary_cell(result: SubmissionResult, notebook: str, secrets: Secrets, say: dict = WORDS["en"]) -> NotebookNode:
     """The summary at the top of the page, in the words ``say`` of the student's edition."""
     status = say["statuses"][result.status]
-    lines = [f"# {say['feedback']}: {result.assignment} / {notebook}", "",
-             f"**{say['student']}:** {result.student} &nbsp; **{say['status']}:** {status}"]  # fmt: skip
+    label = say["label"].format
+    lines = [f"# {say['feedback']}{say['separator']}{result.assignment} / {notebook}", "",
+             f"**{label(say['student'])}** {result.student} &nbsp; **{label(say['status'])}** {status}"]  # fmt: skip
     if result.reason:
-        lines.append(f"**{say['note']}:** {html.escape(secrets.scrub(result.reason))}")
+        lines.append(f"**{label(say['note'])}** {html.escape(secrets.scrub(result.reason))}")
     tests = [t for t in result.tests if t.notebook == notebook]
     score, most = sum(t.score for t in tests), sum(t.max_score for t in tests)
-    lines += ["", f"**{say['score']}:** {score:g} / {most:g} ({say['by_hand']})", "",
+    lines += ["", f"**{label(say['score'])}** {score:g} / {most:g} ({say['by_hand']})", "",
               "| " + " | ".join(say["columns"]) + " |", "| --- | --- | --- | --- |"]  # fmt: skip
     for test in tests:
         verdict = say["passed"] if test.score == test.max_score else say["failed"]
@@ -173,7 +174,7 @@ def summary_cell(result: SubmissionResult, notebook: str, secrets: Secrets, say:
         message = html.escape(message).replace("|", "\\|")
         lines.append(f"| `{test.grade_id}` | {test.score:g} / {test.max_score:g} | {verdict} | {message} |")
     if result.flags:
-        lines += ["", f"**{say['checks']}:**", ""]
+        lines += ["", f"**{label(say['checks'])}**", ""]
         lines += [f"- {html.escape(secrets.scrub(flag))}" for flag in result.flags]
     return new_markdown_cell("\n".join(lines))
 

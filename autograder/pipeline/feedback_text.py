@@ -10,6 +10,8 @@ WORDS = {
     "en": {
         "feedback": "Feedback",
         "title": "Feedback: {notebook}",
+        "label": "{}:",  # a bold label before its value: "Status: graded"
+        "separator": ": ",  # the heading's, between "Feedback" and the notebook
         "student": "Student",
         "status": "Status",
         "note": "Note",
@@ -25,6 +27,8 @@ WORDS = {
     "zh": {
         "feedback": "反馈",
         "title": "反馈：{notebook}",
+        "label": "{}：",  # Chinese text takes the full-width colon, and no space after it
+        "separator": "：",
         "student": "学生",
         "status": "状态",
         "note": "说明",
