@@ -7,6 +7,7 @@ import nbclient
 import nbformat
 import pytest
 
+from tests.support.kernels import ipc_kernel_manager
 from tfcourse import language
 
 SAYS_PASSED = 'from tfcourse.checks import passed\nprint(passed("shapes"))'
@@ -79,9 +80,10 @@ def test_a_chinese_notebook_run_by_nbclient_speaks_chinese(unset: pytest.MonkeyP
         folder = tmp_path / (edition or "en")
         folder.mkdir()
         notebook = nbformat.read(write_notebook(folder / "01_attention.ipynb", edition, SAYS_PASSED), as_version=4)
-        client = nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3",
-                                         resources={"metadata": {"path": str(folder)}})
-        client.execute()
+        with ipc_kernel_manager() as kernel:
+            client = nbclient.NotebookClient(notebook, timeout=120, km=kernel,
+                                             resources={"metadata": {"path": str(folder)}})
+            client.execute()
         outputs[edition] = "".join(output.get("text", "") for output in notebook.cells[0].outputs)
     assert outputs[None] == "shapes: passed\n", outputs
     assert outputs["zh"] != outputs[None] and any("\u4e00" <= c <= "\u9fff" for c in outputs["zh"]), outputs

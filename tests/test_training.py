@@ -8,6 +8,7 @@ import torch
 from matplotlib.figure import Figure
 from torch import nn
 
+from tests.support.kernels import ipc_kernel_manager
 from tfcourse import training
 
 matplotlib.use("Agg")
@@ -169,7 +170,8 @@ def test_progress_bar_writes_nothing_to_stderr_and_is_stored_finished_in_a_jupyt
         "print(len(losses))"
     )
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
-    nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
+    with ipc_kernel_manager() as kernel:
+        nbclient.NotebookClient(notebook, timeout=120, km=kernel).execute()
     outputs = notebook.cells[0].outputs
     assert not [o for o in outputs if o.get("name") == "stderr"], outputs
     assert any(o.get("text", "").strip() == "5" for o in outputs)
