@@ -7,8 +7,9 @@ A message is a string literal the code hands to the reader's language (:func:`tf
   which the checks translate themselves;
 - a figure title or axis label given to :mod:`tfcourse`'s figures (``attention_heatmap(..., title=)``,
   ``mask_image(mask, title)``, ``plot_losses(title=, xlabel=, ylabel=)``) or a training bar's ``desc=``,
-  the English defaults of those parameters in :mod:`tfcourse`, and the text of a box of the architecture
-  diagram (``Block(kind, text)``, which :mod:`tfcourse.architecture` translates as it draws).
+  the English defaults of those parameters in :mod:`tfcourse`, the text of a box of the architecture
+  diagram (``Block(kind, text)``, which :mod:`tfcourse.architecture` translates as it draws), and the name
+  of an AG News artefact (``CleaningExample(artefact, raw, cleaned)``, which 06 shows with ``tr(artefact)``).
 
 The ids are read from the student release of each notebook (``notebooks/``: what students run; the
 hidden tests and the reference answers are not in it, so the shipped catalog names neither) and from
@@ -44,6 +45,7 @@ MESSAGE_ARGUMENTS: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     "plot_losses": ((1, 2, 3), ("title", "xlabel", "ylabel")),
     "train": ((), ("desc",)),
     "Block": ((1,), ()),  # tfcourse/architecture.py: a box of the diagram and its text
+    "CleaningExample": ((0,), ("artefact",)),  # tfcourse/agnews.py: an artefact's name, which 06's table shows
 }
 DEFAULTED_PARAMETERS = {"title", "xlabel", "ylabel", "desc"}  # in tfcourse: their English defaults are messages
 

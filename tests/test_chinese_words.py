@@ -20,6 +20,10 @@ in :mod:`tfcourse`; a table's header counts unless it is one name, as ``text`` i
 spellings (the words the Chinese keeps in English on purpose: API names, pow, top-k) are not counted, nor are the
 few words PyTorch and tqdm print themselves (``LIBRARY_WORDS``); data (news texts, example sentences) is not the
 course's prose.
+
+The same run checks that the tables the notebooks print line up in Chinese (:data:`ALIGNED_COLUMNS`): a
+Chinese character takes two columns, so a width counted in characters (``f"{name:18}"``) pushes a row of
+Chinese names out of line.
 """
 
 import ast
@@ -42,6 +46,7 @@ from tests.support.inprocess import CellOutcome, InProcessNotebook
 from tests.variants import VARIANTS
 from tfcourse.agnews import CLEANING_EXAMPLES, SAMPLE_DIR, read_ag_news
 from tfcourse.language import EDITION_VARIABLE
+from tfcourse.messages import display_width
 
 pytestmark = pytest.mark.slow
 WORD = re.compile(r"[A-Za-z]+(?:['’-][A-Za-z]+)*")
@@ -236,12 +241,52 @@ def printed(outcome: CellOutcome) -> list[str]:
     return [outcome.stdout, outcome.stderr, *outcome.figure_text, *failure]
 
 
+# The columns of the tables the notebooks print in fast mode: cell id -> (a pattern matched at the start of each row,
+# whose match ends where the column does, and how many rows at least it finds). Every row's column must end at the
+# same display column (a Chinese character counts two). A name wider than its field pushes its row out too.
+RIGHT_ALIGNED_NAME = r"^[^:：\n]+[:：]"  # "{name:>17}: ..." rows: the first colon, after the padded name
+ALIGNED_COLUMNS: dict[str, dict[str, tuple[str, int]]] = {
+    "04_encoder": {
+        "f9d85912": (r"^\S.*? {2,}[\d,]+(?= \(|$)", 5),  # parameter counts: "{name:42} {count:>12,}"
+        "cd23042b": (r"^.*? \|", 3),  # attention statistics: a padded row name, then "0.25 |"
+    },
+    "06_ag_news_classifier": {
+        "3c365520": (r"^ *[A-Za-z/]+:", 4),  # one text per class, each class name right-aligned
+        "4cf032fd": (RIGHT_ALIGNED_NAME, 2),  # the first step of two embedding initialisations
+        "e4c1dfb0": (RIGHT_ALIGNED_NAME, 2),  # the keyword-count task: masked_mean and your pooling
+    },
+    "07_language_model": {
+        "f6bf1fa5": (RIGHT_ALIGNED_NAME, 3),  # the baselines' losses
+        "827d27b5": (RIGHT_ALIGNED_NAME, 2),  # attention timings: your function and PyTorch's kernels
+    },
+}
+
+
+def misaligned_columns(assignment: str, run: InProcessNotebook) -> list[str]:
+    """Each table of :data:`ALIGNED_COLUMNS` whose rows do not end their column at one display column, or that has
+    fewer rows than it should."""
+    printed_by = {run.cells[outcome.index].id: outcome.stdout for outcome in run.reference}
+    problems = []
+    for cell_id, (pattern, at_least) in ALIGNED_COLUMNS.get(assignment, {}).items():
+        rows = [line for line in printed_by.get(cell_id, "").splitlines() if re.match(pattern, line)]
+        ends = {display_width(re.match(pattern, line).group(0)) for line in rows}
+        if len(rows) < at_least or len(ends) > 1:
+            problems.append(
+                f"cell {cell_id}: {len(rows)} rows (expected at least {at_least}), their column ends at display "
+                f"columns {sorted(ends)}: {rows}. Pad by display width (tfcourse.text.pad, or a width inside a tr() "
+                "message), not by characters as f'{name:18}' does, and keep each name (its translation too) within "
+                "its field's width."
+            )
+    return problems
+
+
 def english_in_runs(assignment: str, folder: Path, monkeypatch: pytest.MonkeyPatch, edition: str | None = None):
     """The course's English words a Chinese student meets, per run (the prose, the reference answers, each mutant).
 
     The Chinese release, its answers filled in, is written to ``folder`` and runs from there in fast mode, with
     neither ``TFCOURSE_EDITION`` nor ``JPY_SESSION_NAME`` set (as nbconvert runs it), or with ``TFCOURSE_EDITION``
-    set to ``edition`` (as JupyterLab runs it after ``make lab EDITION=zh``). Also returns the glyphs no font had.
+    set to ``edition`` (as JupyterLab runs it after ``make lab EDITION=zh``). Also returns the glyphs no font had
+    and the tables whose columns do not line up (:func:`misaligned_columns`).
     """
     english = nbformat.read(release_notebook(assignment), as_version=4)
     code = "\n".join(cell.source for cell in english.cells if cell.cell_type == "code")
@@ -272,12 +317,14 @@ def english_in_runs(assignment: str, folder: Path, monkeypatch: pytest.MonkeyPat
         found[f"mutant {wrong.name}"] = english_words(
             [t for o in outcomes.values() for t in printed(o)], course_words, names
         )
-    return found, [problem for outcome in run.reference for problem in outcome.missing_glyphs]
+    glyphs = [problem for outcome in run.reference for problem in outcome.missing_glyphs]
+    return found, glyphs, misaligned_columns(assignment, run)
 
 
 def test_the_chinese_notebook_shows_no_english_the_course_wrote(assignment: str, monkeypatch, tmp_path) -> None:
-    found, missing = english_in_runs(assignment, tmp_path, monkeypatch)
+    found, missing, misaligned = english_in_runs(assignment, tmp_path, monkeypatch)
     assert not missing, f"{assignment}: the Chinese figures miss glyphs (drawn as boxes): {missing[:5]}"
+    assert not misaligned, f"{assignment}: a printed table does not line up in Chinese: " + "; ".join(misaligned)
     counts = {case: len(words) for case, words in found.items() if words}
     print(f"{assignment}: English words the course wrote, per run: {counts or 0}")
     assert not counts, f"{assignment}: English the course wrote reaches a Chinese student: " + "; ".join(

@@ -144,6 +144,7 @@ def test_the_gloss_check_catches_a_missing_and_a_repeated_gloss():
     assert {(t.english, t.gloss) for t in terms if t.gloss} >= {
         ("token", "词元（token）"),
         ("teacher forcing", "教师强制（teacher forcing）"),
+        ("epoch", "轮（epoch）"),
     }
     text = notebook_text("07_language_model")  # uses both: 词元 from its first cell, 教师强制 once, in 8716c872
     assert gloss_problems(text, terms) == []
@@ -163,6 +164,23 @@ def test_the_gloss_check_catches_a_missing_and_a_repeated_gloss():
         later: text[later].replace("词元", "词元（token）", 1),
     }
     assert [(p.cell_id, p.first) for p in gloss_problems(moved, terms)] == [(first, True), (later, False)]
+
+
+def test_an_epoch_is_glossed_once_per_notebook_not_once_per_cell():
+    """06 glossed 轮（epoch） in every cell that used it (twelve times); the gloss is the notebook's first 轮 only."""
+    terms = load_terms(LANGUAGE)
+    text = notebook_text("06_ag_news_classifier")
+    assert gloss_problems(text, terms) == []
+    uses = [cell for cell, words in text.items() if "轮" in words]
+    first, later = uses[0], uses[-1]
+    assert text[first].count("轮（epoch）") == 1 and "轮（epoch）" not in "".join(text[cell] for cell in uses[1:])
+    for damaged, cell, is_first in [
+        ({**text, first: text[first].replace("轮（epoch）", "轮", 1)}, first, True),  # the first one bare
+        ({**text, later: text[later].replace("轮", "轮（epoch）", 1)}, later, False),  # glossed again in a later cell
+    ]:
+        assert [(p.term.english, p.cell_id, p.first) for p in gloss_problems(damaged, terms)] == [
+            ("epoch", cell, is_first)
+        ], damaged[cell]
 
 
 WQ = "请用自己的话作答，每题几句话即可。这些题目由人工评分。"

@@ -30,6 +30,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -155,59 +156,71 @@ ARTEFACTS = {
     "runs of whitespace": re.compile(r"\s{2,}"),
 }
 
+
+class CleaningExample(NamedTuple):
+    """One artefact of the corpus: its name (a message, shown in the reader's language with ``tr(artefact)``),
+    a raw text holding it and that text after :func:`clean_text`."""
+
+    artefact: str
+    raw: str
+    cleaned: str
+
+
 # Real examples, copied from the official test split (tests check that each raw string occurs
-# there and that clean_text turns it into the cleaned one): (artefact, raw, cleaned).
+# there and that clean_text turns it into the cleaned one).
 CLEANING_EXAMPLES = (
-    (
+    CleaningExample(
         "backslash line break",
         "A second\\team of rocketeers competing for the",
         "A second team of rocketeers competing for the",
     ),
-    (
+    CleaningExample(
         "escaped dollar",
         "a record indecency fine of nearly \\$1.2 million",
         "a record indecency fine of nearly $1.2 million",
     ),
-    (
+    CleaningExample(
         "#36; (dollar)",
         "competing for the  #36;10 million Ansari X Prize",
         "competing for the $10 million Ansari X Prize",
     ),
-    ("#39; (apostrophe)", "China #39;s economy still sizzling", "China's economy still sizzling"),
-    (
+    CleaningExample("#39; (apostrophe)", "China #39;s economy still sizzling", "China's economy still sizzling"),
+    CleaningExample(
         "quot; (double quote)",
         "matchups labelled  quot;Super Bowl Preview quot; or",
         'matchups labelled "Super Bowl Preview" or',
     ),
-    ("amp; (ampersand)", "purchase of AT amp;T Wireless today", "purchase of AT&T Wireless today"),
-    ("gt; (greater-than)", "India News  gt; Guwahati, Oct 2", "India News > Guwahati, Oct 2"),
-    (
+    CleaningExample("amp; (ampersand)", "purchase of AT amp;T Wireless today", "purchase of AT&T Wireless today"),
+    CleaningExample("gt; (greater-than)", "India News  gt; Guwahati, Oct 2", "India News > Guwahati, Oct 2"),
+    CleaningExample(
         "#151; (em dash, Windows-1252)",
         "Serena Williams is in love  #151; with her new attacking game",
         "Serena Williams is in love -- with her new attacking game",
     ),
-    (
+    CleaningExample(
         "#145; #146; (curly quotes)",
         "#145;How #146;s it compare to the iPod? #146; I asked",
         "'How's it compare to the iPod?' I asked",
     ),
-    (
+    CleaningExample(
         "truncated headline (&lt;b&gt;...&lt;/b&gt;)",
         "sends stocks surging despite higher &lt;b&gt;...&lt;/b&gt;",
         "sends stocks surging despite higher ...",
     ),
-    (
+    CleaningExample(
         "escaped link (&lt;a href&gt;)",
         '&lt;a href="http://arstechnica.com/news/posts/20040923-4222.html"&gt;Sony considers adding'
         " native mp3 support to its players&lt;/a&gt;",
         "Sony considers adding native mp3 support to its players",
     ),
-    (
+    CleaningExample(
         "stock ticker (kept)",
         "HONG KONG (Reuters) - Dell Inc. &lt;DELL.O&gt;, the world's  largest PC maker",
         "HONG KONG (Reuters) - Dell Inc. <DELL.O>, the world's largest PC maker",
     ),
-    ("lost ampersand (cannot be undone)", "workers at Turner   Newall say", "workers at Turner Newall say"),
+    CleaningExample(
+        "lost ampersand (cannot be undone)", "workers at Turner   Newall say", "workers at Turner Newall say"
+    ),
 )
 
 

@@ -602,21 +602,39 @@ VARIANTS = [
         ),
         spares=("extra_credit_pooling_padding", "extra_credit_pooling_keyword"),
     ),
-    # --- extra_credit_pooling: other correct answers ---
-    alternative(
+    # Sums without a learned choice of words: 1,000 words in 64 features leave no direction of the vectors that reads
+    # the keyword alone, so every other word adds its share to the count (about 80 % on the keyword-count task).
+    mutant(
         "extra_credit_pooling",
-        "plain_masked_sum",
-        """
+        "sum_without_parameters",
+        source="""
         def make_pooling(d_model):
-            # No parameters: the sum of the real tokens' vectors. The head's weights can be nearly orthogonal to
-            # every other word's vector, so the keyword's count is what it reads.
             class MaskedSum(nn.Module):
                 def forward(self, hidden, keep):
                     return (hidden * keep.unsqueeze(-1).to(hidden.dtype)).sum(dim=1)
 
             return MaskedSum()
         """,
+        spares=("extra_credit_pooling_padding", "extra_credit_pooling_device"),
     ),
+    mutant(
+        "extra_credit_pooling",
+        "sum_of_a_linear_projection",  # W h + b summed is W (sum of h) + n b: still the plain sum, and the length
+        source="""
+        def make_pooling(d_model):
+            class ProjectedSum(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.project = nn.Linear(d_model, d_model)
+
+                def forward(self, hidden, keep):
+                    return torch.where(keep[..., None], self.project(hidden), 0.0).sum(dim=1)
+
+            return ProjectedSum()
+        """,
+        spares=("extra_credit_pooling_padding", "extra_credit_pooling_device"),
+    ),
+    # --- extra_credit_pooling: other correct answers ---
     alternative(
         "extra_credit_pooling",
         "attention_with_a_learned_sink",
@@ -642,18 +660,20 @@ VARIANTS = [
     ),
     alternative(
         "extra_credit_pooling",
-        "sum_of_a_projection",
+        "sum_of_relu_features",
         """
         def make_pooling(d_model):
-            class ProjectedSum(nn.Module):
+            # Deep Sets: a feature per token, then a sum. The ReLU lets a feature fire for the keyword and stay at
+            # zero for the other words, which a linear projection cannot.
+            class FeatureSum(nn.Module):
                 def __init__(self):
                     super().__init__()
-                    self.project = nn.Linear(d_model, d_model)
+                    self.features = nn.Sequential(nn.Linear(d_model, d_model), nn.ReLU())
 
                 def forward(self, hidden, keep):
-                    return torch.where(keep[..., None], self.project(hidden), 0.0).sum(dim=1)
+                    return self.features(hidden).masked_fill(~keep.unsqueeze(-1), 0.0).sum(dim=1)
 
-            return ProjectedSum()
+            return FeatureSum()
         """,
     ),
 ]

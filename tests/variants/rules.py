@@ -107,6 +107,8 @@ RULES: list[Rule] = [
         ("nor how many of them are appended to a text", "extra_credit_pooling_padding", "divided_by_the_padded_length"),
         ("an accuracy of at least **90 %** for each of the training seeds 0, 1 and 2", "extra_credit_pooling_keyword",
          "divided_by_the_text_length"),
+        ("an accuracy of at least **90 %** for each of the training seeds 0, 1 and 2", "extra_credit_pooling_keyword",
+         "sum_without_parameters"),
         ("no tensor is made on a fixed device", "extra_credit_pooling_device",
          "padding_zeros_made_on_the_default_device"),
     ),  # fmt: skip
