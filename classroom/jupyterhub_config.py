@@ -11,6 +11,13 @@ Every value comes from the layout that ``python -m classroom.provision`` made (i
 - ``TFCOURSE_HUB_STATE``: the folder of the hub's database, cookie secret and LTI settings
   (default ``state/`` under the prefix);
 - ``TFCOURSE_HUB_EXTRA_CONFIG``: a further config file loaded last (the tests add an API token).
+- ``TFCOURSE_HUB_MEM_LIMIT`` (2G) and ``TFCOURSE_HUB_CPU_LIMIT`` (1): each student's memory and cores
+  (classroom/limits.py; 0: none);
+- ``TFCOURSE_HUB_CULL_IDLE`` (3600) and ``TFCOURSE_HUB_KERNEL_CULL_IDLE`` (1800): the seconds after which an
+  idle server is stopped, an idle kernel shut down (0: never). ``make hub`` sets these four from its
+  ``MEM_LIMIT``, ``CPU_LIMIT``, ``CULL_IDLE`` and ``KERNEL_CULL_IDLE``.
+- ``TFCOURSE_HUB_DUE_DATES_EVERY`` (30): the seconds between two looks at the due dates, extensions and
+  roster languages by the ``student-view`` service, and at what it published by each student's server.
 
 The exchange is the one ``provision`` laid out (``config/exchange``): nbgrader's folder on this
 machine, or ngshare (``--exchange ngshare``), which the hub then runs as a managed service on
@@ -31,7 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the classroom pa
 
 from classroom.hub_auth import is_instructor  # noqa: E402
 from classroom.layout import DEFAULT_PREFIX, INSTRUCTORS, HubLayout  # noqa: E402
+from classroom.limits import announce, configure_limits  # noqa: E402
 from classroom.provision import NGSHARE_USER  # noqa: E402
+from classroom.student_view import VIEW_FOLDER, VIEW_VARIABLE  # noqa: E402
 
 c = get_config()  # noqa: F821 (JupyterHub provides get_config)
 layout = HubLayout(Path(os.environ.get("TFCOURSE_HUB_PREFIX", DEFAULT_PREFIX)))
@@ -69,6 +78,19 @@ c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 120  # a 2-core machine starting several servers at once
 c.Spawner.http_timeout = 120
 c.Spawner.environment = {"PATH": f"{layout.env / 'bin'}:/usr/local/bin:/usr/bin:/bin"}
+# Each student's memory and CPU (make hub's MEM_LIMIT, CPU_LIMIT): a cgroup per student, or one line saying why not.
+announce(configure_limits(c))
+# A kernel idle for KERNEL_CULL_IDLE seconds (default 30 min: a class's break) is shut down by its server, unless a
+# notebook tab is still connected to it (cull_connected) or it is running a cell (cull_busy): the notebooks a
+# student closed without shutting down give their memory back, and no open notebook loses its variables.
+kernel_cull_idle = int(os.environ.get("TFCOURSE_HUB_KERNEL_CULL_IDLE", "1800"))
+if kernel_cull_idle > 0:
+    c.Spawner.args = [
+        f"--MappingKernelManager.cull_idle_timeout={kernel_cull_idle}",
+        f"--MappingKernelManager.cull_interval={max(1, min(300, kernel_cull_idle // 2))}",
+        "--MappingKernelManager.cull_connected=False",
+        "--MappingKernelManager.cull_busy=False",
+    ]
 
 
 
@@ -82,6 +104,8 @@ def role_settings(spawner) -> None:
         environment["PYTHONPATH"] = str(layout.course)
     spawner.environment = environment
     spawner.notebook_dir = str(layout.course) if instructor else "~"
+    if instructor:  # grading runs the whole class's notebooks: no student limit
+        spawner.mem_limit = spawner.cpu_limit = None
 
 
 c.Spawner.pre_spawn_hook = role_settings
@@ -89,6 +113,38 @@ c.Spawner.pre_spawn_hook = role_settings
 extra = os.environ.get("TFCOURSE_HUB_EXTRA_CONFIG")
 if extra:
     load_subconfig(extra)  # noqa: F821 (JupyterHub provides load_subconfig)
+
+# A server with no activity for CULL_IDLE seconds (default an hour, as Zero to JupyterHub's culler: longer than a
+# lesson's pause, short enough that a class's forgotten servers give back their memory; 0: never) is stopped by
+# jupyterhub-idle-culler, a hub service; the student's files stay in their home, a new login starts a fresh server.
+cull_idle = int(os.environ.get("TFCOURSE_HUB_CULL_IDLE", "3600"))
+if cull_idle > 0:
+    services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []  # the extra config's
+    roles = c.JupyterHub.load_roles if isinstance(c.JupyterHub.load_roles, list) else []
+    c.JupyterHub.services = [*services, {
+        "name": "idle-culler",
+        "command": [str(layout.python), "-m", "jupyterhub_idle_culler", f"--timeout={cull_idle}",
+                    f"--cull-every={max(1, min(300, cull_idle // 2))}"],
+    }]  # fmt: skip
+    c.JupyterHub.load_roles = [*roles, {
+        "name": "idle-culler",
+        "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
+        "services": ["idle-culler"],
+    }]  # fmt: skip
+
+# Each student's due dates, extension and edition (classroom/publish_student_view.py): published every
+# DUE_DATES_EVERY seconds (default 30) by a service run as root from this repository (as this file is), which alone
+# reads the course folder and the roster's languages; each student's server rewrites ~/DUE_DATES.md from it as often.
+due_dates_every = os.environ.get("TFCOURSE_HUB_DUE_DATES_EVERY", "30")
+c.Spawner.environment[VIEW_VARIABLE] = str(layout.prefix / VIEW_FOLDER)
+c.Spawner.environment["TFCOURSE_DUE_DATES_REFRESH"] = due_dates_every
+services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []  # the extra config's, the culler
+c.JupyterHub.services = [*services, {
+    "name": "student-view",
+    "command": [str(layout.python), "-m", "classroom.publish_student_view", "--prefix", str(layout.prefix),
+                "--state", str(state), "--every", due_dates_every],
+    "environment": {"PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+}]  # fmt: skip
 
 if layout.exchange_kind() == "ngshare":
     ngshare = f"http://127.0.0.1:{port + 3}"
@@ -98,8 +154,9 @@ if layout.exchange_kind() == "ngshare":
         "url": ngshare,
         "user": NGSHARE_USER,
         "cwd": str(layout.ngshare_state),
+        # ngshare itself listens on every interface: its launcher binds it to this url's host, the loopback.
         "command": [
-            str(layout.ngshare_env / "bin" / "python"), "-m", "ngshare",
+            str(layout.ngshare_env / "bin" / "python"), str(layout.runtime / "classroom" / "ngshare_service.py"),
             "--admins", ",".join(grp.getgrnam(INSTRUCTORS).gr_mem),  # they may create the course
             "--database", f"sqlite:///{layout.ngshare_state / 'ngshare.db'}",
             "--storage", f"{layout.ngshare_state / 'files'}/",

@@ -38,10 +38,17 @@ EXCHANGES = ("filesystem", "ngshare")  # nbgrader's exchange on this machine's d
 NGSHARE_USER = "tfcourse-ngshare"  # the service's own system account: it alone reads its database and files
 PROXY_PINS = ("classroom/package.json", "classroom/package-lock.json")
 # What a student's server and kernels read: the helper package and its data, and the submit
-# that keeps a hand-in private (the shared nbgrader settings select it for every user).
+# that keeps a hand-in private (the shared nbgrader settings select it for every user), with the
+# measure of a hand-in that collect applies (its own module: the submit checks what collect will).
 RUNTIME_PARTS = (
     "tfcourse", "data/ag_news_sample", "data/ag_news", "classroom/__init__.py", "classroom/student_submit.py",
-    "notebooks_zh",  # the Chinese edition's student notebooks: a student copies one over the fetched English one
+    "autograder/__init__.py", "autograder/pipeline/__init__.py", "autograder/pipeline/handins.py",
+    "notebooks_zh",  # the Chinese student notebooks: with ngshare, a student copies one over the fetched English one
+    "classroom/ngshare_service.py",  # ngshare's launcher, bound to its own address (the ngshare service runs it)
+    "classroom/cgroups.py", "classroom/oom_notice.py",  # a kernel stopped for memory says why on the next cell
+    # The student view: DUE_DATES.md, the Chinese edition on Fetch, a late or unchanged submit asked about first.
+    "classroom/student_view.py", "classroom/due_dates_view.py", "classroom/fetch_edition.py",
+    "classroom/submit_guard.py",
 )  # fmt: skip
 # The exchange's course folder and its parts: root:instructors, so that no student can create,
 # rename or replace them (before a release or after); nbgrader's own modes for a group-shared
@@ -55,6 +62,7 @@ STUDENT_SERVER_EXTENSIONS = {
     "nbgrader.server_extensions.course_list": False,
     "nbgrader.server_extensions.assignment_list": True,
     "nbgrader.server_extensions.validate_assignment": True,
+    "classroom.due_dates_view": True,  # ~/DUE_DATES.md, kept up to date from the hub student-view service
 }
 # Nobody on the hub is asked to fetch Jupyter's news (the machine may have no way out).
 EVERYONE_DISABLED_PLUGINS = {"@jupyterlab/apputils-extension:announcements": True}
@@ -160,6 +168,14 @@ def install_runtime(layout: HubLayout) -> None:
     ).stdout.strip()
     (Path(site) / "tfcourse-runtime.pth").write_text(f"{layout.runtime}\n")
     readable_by_all(layout.runtime)
+    kernel_config = layout.env / "etc" / "ipython" / "ipython_kernel_config.py"  # read by every kernel of the env
+    kernel_config.parent.mkdir(parents=True, exist_ok=True)
+    kernel_config.write_text(
+        "# Written by classroom/provision.py: a student whose kernel the memory limit stopped is told why.\n"
+        "c = get_config()  # noqa: F821\n"
+        "c.InteractiveShellApp.extensions.append('classroom.oom_notice')\n"
+    )
+    readable_by_all(kernel_config.parent.parent)
 
 
 def install_proxy(layout: HubLayout) -> None:
@@ -199,12 +215,12 @@ def write_config(layout: HubLayout, exchange: str = "filesystem") -> None:
     (instructor / "nbgrader_config.py").write_text(
         "# Written by classroom/provision.py: the formgrader's course is the course folder (on PYTHONPATH).\n"
         "from autograder.course.settings import REPO_ROOT, configure\n\n"
-        "c = configure(get_config(), REPO_ROOT)  # noqa: F821\n"
+        + (INSTRUCTOR_NGSHARE_FIRST if exchange == "ngshare" else "")
+        + "c = configure(get_config(), REPO_ROOT)  # noqa: F821\n"
         "# The exchange's course folder belongs to root and the instructors' group (classroom/provision.py).\n"
         "c.CourseDirectory.groupshared = True\n"
         "# Every student is a system user: a hand-in not wholly owned by the one it names is refused.\n"
         "c.SafeExchangeCollect.owner_must_match = True\n"
-        + (NGSHARE_SETTINGS if exchange == "ngshare" else "")
     )
     readable_by_all(layout.config)
 
@@ -216,12 +232,31 @@ NGSHARE_SETTINGS = (
     "import os  # noqa: E402\n"
     "import ngshare_exchange  # noqa: E402\n"
     "ngshare_exchange.configureExchange(c, os.environ['TFCOURSE_NGSHARE_URL'])\n"
+    "# ngshare-exchange's submit, after the check collect makes (the limits below, plain files and folders only).\n"
+    "c.ExchangeFactory.submit = 'classroom.student_submit.CheckedNgshareSubmit'\n"
+    "# The hand-in limits: the instructors' collect refuses past them and every student's submit checks\n"
+    "# them first, both from config/common/nbgrader_config.py (defaults: autograder/pipeline/handins.py):\n"
+    "# set them there, which every user reads, and nowhere else:\n"
+    "# c.SafeExchangeCollect.max_bytes = 64 * 1024 * 1024\n"
+    "# c.SafeExchangeCollect.max_files = 100\n"
 )
+# The instructor's: ngshare first, then the course's settings, whose collect replaces ngshare_exchange's (it
+# would write a submission's files wherever their paths say) with the guarded one (autograder/course/settings.py),
+# as the course folder's own settings do when read last in a terminal there.
+INSTRUCTOR_NGSHARE_FIRST = "c = get_config()  # noqa: F821\n" + NGSHARE_SETTINGS
 EXCHANGE_SETTINGS = {
     "filesystem": (
         "c.Exchange.root = {root!r}\n"
         "# A hand-in only its student and the instructors can read; its folder's random part never logged.\n"
         "c.ExchangeFactory.submit = 'classroom.student_submit.PrivateSubmit'\n"
+        "# The Chinese notebooks released beside the English ones; a student of that edition fetches them.\n"
+        "c.ExchangeFactory.release_assignment = 'classroom.fetch_edition.EditionRelease'\n"
+        "c.ExchangeFactory.fetch_assignment = 'classroom.fetch_edition.EditionFetch'\n"
+        "# The hand-in limits: the instructors' collect refuses past them and every student's submit checks\n"
+        "# them first, both from config/common/nbgrader_config.py (defaults: autograder/pipeline/handins.py):\n"
+        "# set them there, which every user reads, and nowhere else:\n"
+        "# c.SafeExchangeCollect.max_bytes = 64 * 1024 * 1024\n"
+        "# c.SafeExchangeCollect.max_files = 100\n"
     ),
     "ngshare": NGSHARE_SETTINGS,
 }

@@ -5,17 +5,25 @@ and ``export`` use (and, with LTI, what the LMS sends as the launch's username).
 gets a private home (700) in the group ``tfcourse-students``. With ``--passwords`` (PAM login)
 each new student gets a random password, written to ``state/initial_passwords.csv`` (readable by
 root only) for the instructor to hand out; with LTI the LMS logs them in and no password is set.
+
+An optional ``language`` column (``en`` or ``zh``, empty: English) gives each student their edition: a
+``zh`` student's *Fetch* gives the Chinese notebook (:mod:`classroom.fetch_edition`) and their
+``DUE_DATES.md`` is in Chinese. It is kept in the hub's state (``state/languages.json``, root only), which
+the hub's ``student-view`` service publishes to each student; running the script again updates it.
 """
 
 import argparse
 import csv
+import json
 import secrets
 from pathlib import Path
 
 from classroom.layout import DEFAULT_PREFIX, STUDENTS, HubLayout
+from classroom.student_view import ENGLISH, LANGUAGES
 from classroom.system_users import check_name, ensure_user, exists, set_password
 
 ID_COLUMNS = ("student", "id")
+LANGUAGES_FILE = "languages.json"  # in the hub's state folder: {student: "zh"}
 
 
 def read_roster(path: Path) -> list[str]:
@@ -30,6 +38,31 @@ def read_roster(path: Path) -> list[str]:
     if bad:
         raise SystemExit(f"{path}: not usable as system user names: {', '.join(bad)} (see classroom/system_users.py)")
     return list(dict.fromkeys(ids))
+
+
+def read_languages(path: Path) -> dict[str, str]:
+    """``{student: language}`` from the roster's ``language`` column (none: ``{}``; empty: English)."""
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        rows = list(csv.DictReader(handle))
+    if not rows or "language" not in rows[0]:
+        return {}
+    column = next(name for name in ID_COLUMNS if name in rows[0])
+    languages = {}
+    for line, row in enumerate(rows, start=2):
+        student, language = row[column].strip(), (row["language"] or "").strip().lower() or ENGLISH
+        if language not in LANGUAGES:
+            raise SystemExit(f"{path}:{line}: language {language!r} for {student}: use one of {', '.join(LANGUAGES)}")
+        if student:
+            languages[student] = language
+    return languages
+
+
+def save_languages(state: Path, languages: dict[str, str]) -> None:
+    """Merge ``languages`` into the hub's ``state/languages.json`` (root only), which the student-view service reads."""
+    path = state / LANGUAGES_FILE
+    kept = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    path.write_text(json.dumps({**kept, **languages}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    path.chmod(0o600)
 
 
 def _valid(name: str) -> bool:
@@ -71,6 +104,10 @@ def main() -> None:
     args = parser.parse_args()
     students = read_roster(args.roster)
     given = add_students(HubLayout(args.prefix), students, args.passwords)
+    languages = read_languages(args.roster)
+    if languages:
+        save_languages(HubLayout(args.prefix).state, languages)
+        print(f"editions: {sum(lang != ENGLISH for lang in languages.values())} students get the Chinese notebooks")
     print(f"{len(students)} students in the roster, {len(given)} new passwords")
     if given:
         print(f"passwords: {HubLayout(args.prefix).state / 'initial_passwords.csv'} (root only)")

@@ -6,6 +6,7 @@ The repository's ``nbgrader_config.py`` calls it with the repository root;
 :meth:`autograder.course.course.Course.config` with any course's.
 """
 
+import os
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -18,6 +19,9 @@ SOURCE_DIRECTORY = "solutions"
 RELEASE_DIRECTORY = "notebooks"
 DATA_DIRECTORY = "data"  # what a graded notebook may read (tfcourse finds its data there too)
 CELL_TIMEOUT_SECONDS = 120
+# Set (to the service's address) where the classroom hub's exchange is ngshare: classroom/jupyterhub_config.py
+# gives it to every server, and each user's nbgrader settings (classroom/provision.py) read it.
+NGSHARE_URL_VARIABLE = "TFCOURSE_NGSHARE_URL"
 # The formgrader's maths: MathJax 2 from the jupyter-server-mathjax package, which the server
 # serves under its static path (its config folder enables it), relative to the server's base URL.
 FORMGRADER_MATHJAX = "static/jupyter_server_mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
@@ -55,8 +59,17 @@ def configure(c: Config, root: Path, grading_directory: str = GRADING_DIRECTORY)
     c.Execute.timeout = CELL_TIMEOUT_SECONDS
     c.Execute.interrupt_on_timeout = True
     # Collect from the exchange trusting nothing a student wrote there: links, other accounts'
-    # files, the time in the folder's name (autograder/pipeline/exchange_collect.py).
-    c.ExchangeFactory.collect = "autograder.pipeline.exchange_collect.SafeExchangeCollect"
+    # files, the time in the folder's name (autograder/pipeline/exchange_collect.py). On a hub whose
+    # exchange is ngshare (its servers have NGSHARE_URL_VARIABLE, classroom/jupyterhub_config.py), the
+    # same collect reads ngshare's API (ngshare_collect.py) and every other step stays ngshare's: in the
+    # course folder this file is read after the hub's settings, whose exchange it must not undo.
+    if os.environ.get(NGSHARE_URL_VARIABLE):
+        c.ExchangeFactory.collect = "autograder.pipeline.ngshare_collect.SafeNgshareCollect"
+    else:
+        c.ExchangeFactory.collect = "autograder.pipeline.exchange_collect.SafeExchangeCollect"
+        # Release feedback one student at a time: a feedback folder without its secret or timestamp is skipped and
+        # said, the others still get theirs; no page's name in the log (exchange_release_feedback.py).
+        c.ExchangeFactory.release_feedback = "autograder.pipeline.exchange_release_feedback.SafeReleaseFeedback"
     # nbgrader re-inserts edited test cells but not deleted ones unless told to.
     c.OverwriteCells.add_missing_cells = True
     # nbgrader's steps before it runs a submission, and one of the course's: once the hidden tests are back

@@ -13,11 +13,22 @@ collect`` both use it:
   inode owned by the account of the student the folder names;
 - its time is the server's (the latest change time in the hand-in), written to the collected
   ``timestamp.txt`` in place of the student's;
+- one without a well-formed ``submission_secret.txt`` (its feedback page could not be named), or
+  with a folder named ``timestamp.txt`` or like a notebook, is refused
+  (:func:`autograder.pipeline.submission_marks.check_handin_marks`);
 - the latest hand-in that passes counts: a refused one never replaces an earlier good one;
+- what one student can cost is bounded: only their newest ``max_handins`` hand-ins (by the
+  server's change time) are looked at, the older ones refused in one line; each is measured
+  without reading a file (its bytes counted as the larger of size and disk taken) and refused
+  before a byte is copied when over the limits; they are tried newest first and the first that
+  passes is the one staged, so collect holds at most one staged copy (at most ``max_bytes``) at a
+  time; a full disk fails that hand-in (left in the exchange for the next collect) and keeps the
+  copy already collected;
 - each refusal is logged (without the folder's random part, which would let a reader of the log
   find the hand-in) and kept in ``grading/refused_handins.json``, which ``export`` lists.
 """
 
+import errno
 import os
 import pwd
 import shutil
@@ -33,8 +44,21 @@ from nbgrader.utils import check_mode
 from traitlets import Bool, Int
 
 from autograder.course.paths import TIMESTAMP_FILE
-from autograder.pipeline.handins import MAX_BYTES, MAX_FILES, HandinLimits, RefusedHandin, copy_handin, safe_name
+from autograder.pipeline.handins import (
+    MAX_BYTES,
+    MAX_FILES,
+    HandinCopy,
+    HandinLimits,
+    RefusedHandin,
+    copy_handin,
+    measure_handin,
+    safe_name,
+)
 from autograder.pipeline.refusals import Refusal, record_refusals
+from autograder.pipeline.submission_marks import check_handin_marks
+
+MAX_HANDINS = 20  # a student's hand-ins of one assignment that one collect looks at (the newest)
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 # The time collect writes into timestamp.txt: nbgrader's parse_utc reads it.
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f UTC"
@@ -46,12 +70,14 @@ class Candidate:
 
     name: str
     student: str
+    changed: float = 0.0  # the folder's own change time (lstat), until it is measured: then the hand-in's
 
 
 @dataclass
 class Accepted:
     staged: Path  # the verified copy, in the grading folder
     changed: datetime  # the server's time of the hand-in (UTC)
+    name: str = ""  # its folder in the exchange
 
 
 def shown(name: str) -> str:
@@ -68,6 +94,15 @@ class SafeExchangeCollect(ExchangeCollect):
     ).tag(config=True)
     max_bytes = Int(MAX_BYTES, help="Refuse a hand-in of more bytes than this.").tag(config=True)
     max_files = Int(MAX_FILES, help="Refuse a hand-in of more files than this.").tag(config=True)
+    max_handins = Int(
+        MAX_HANDINS,
+        help="Look at only this many of a student's hand-ins of the assignment, the newest by the server's "
+        "change time; the older ones are refused in one line (a flood of hand-ins costs collect no more).",
+    ).tag(config=True)
+
+    @property
+    def limits(self) -> HandinLimits:
+        return HandinLimits(self.max_bytes, self.max_files)
 
     @property
     def grading_folder(self) -> Path:
@@ -90,6 +125,7 @@ class SafeExchangeCollect(ExchangeCollect):
             self.candidates.setdefault(parts[0], []).append(Candidate(name, parts[0]))
         self.duedate = self.assignment_duedate()
         self.refused: list[Refusal] = []
+        self.taken: dict[str, str] = {}  # student: the exchange folder this collect placed for grading
 
     def assignment_duedate(self) -> datetime | None:
         with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gradebook:
@@ -112,34 +148,91 @@ class SafeExchangeCollect(ExchangeCollect):
             self.coursedir.assignment_id, safe_name(candidate.student), shown(candidate.name), reason,
         )  # fmt: skip
         now = datetime.now(UTC).isoformat(timespec="seconds")
-        self.refused.append(Refusal(candidate.student, self.coursedir.assignment_id, reason, candidate.name, now))
+        changed = datetime.fromtimestamp(candidate.changed, UTC).isoformat() if candidate.changed else ""
+        self.refused.append(
+            Refusal(candidate.student, self.coursedir.assignment_id, reason, candidate.name, now, changed)
+        )
 
-    def verified(self, candidate: Candidate, staging: Path) -> Accepted | None:
-        """A verified copy of the hand-in in ``staging``, or None (refused, and recorded)."""
+    def set_times(self, candidates: list[Candidate]) -> None:
+        """Each candidate's ``changed``: its folder's change time, which the server sets."""
+        for candidate in candidates:
+            try:
+                candidate.changed = os.lstat(Path(self.inbound_path) / candidate.name).st_ctime
+            except OSError:
+                candidate.changed = 0.0  # gone since it was listed: measuring it says so
+
+    def newest(self, candidates: list[Candidate]) -> list[Candidate]:
+        """The newest ``max_handins`` by their change time; the others refused in one record."""
+        self.set_times(candidates)
+        ordered = sorted(candidates, key=lambda candidate: candidate.changed, reverse=True)
+        kept, older = ordered[: self.max_handins], ordered[self.max_handins :]
+        if older:
+            summary = Candidate(f"{older[0].student}+{self.coursedir.assignment_id}+(older hand-ins)",
+                                older[0].student, older[0].changed)  # fmt: skip
+            self.refuse(summary, f"{len(older)} older hand-ins not looked at: collect looks at the newest "
+                                 f"{self.max_handins} only (SafeExchangeCollect.max_handins)")  # fmt: skip
+        return kept
+
+    def measured(self, candidate: Candidate) -> HandinCopy | None:
+        """The hand-in measured without reading a file (its time set on ``candidate``), or None: refused."""
         source = Path(self.inbound_path) / candidate.name
         try:
             if stat.S_ISLNK(os.lstat(source).st_mode):
                 raise RefusedHandin("the hand-in folder is a symbolic link")
-            target = Path(tempfile.mkdtemp(dir=staging)) / "handin"
-            limits = HandinLimits(self.max_bytes, self.max_files)
-            copied = copy_handin(source, target, self.owner_of(candidate.student), limits)
+            size = measure_handin(source, self.owner_of(candidate.student), self.limits)
         except RefusedHandin as refusal:
             self.refuse(candidate, str(refusal))
             return None
         except OSError as error:  # vanished or unreadable: refused, and collect goes on with the others
             self.refuse(candidate, f"it could not be read ({error.strerror})")
             return None
-        (target / TIMESTAMP_FILE).write_text(copied.changed_at.strftime(TIME_FORMAT))
-        return Accepted(target, copied.changed_at)
+        candidate.changed = size.changed
+        return size
 
-    def chosen(self, accepted: list[Accepted]) -> Accepted | None:
-        """The hand-in that counts: the latest, or with ``before_duedate`` the latest before the due date."""
-        latest = sorted(accepted, key=lambda handin: handin.changed, reverse=True)
+    def verified(self, candidate: Candidate, staging: Path) -> Accepted | None:
+        """A verified copy of the hand-in in ``staging``, or None (refused, and recorded).
+
+        Raises OSError (ENOSPC, EDQUOT) when the disk is full: the hand-in is not the student's fault.
+        """
+        source = Path(self.inbound_path) / candidate.name
+        target = None
+        try:
+            if stat.S_ISLNK(os.lstat(source).st_mode):
+                raise RefusedHandin("the hand-in folder is a symbolic link")
+            target = Path(tempfile.mkdtemp(dir=staging)) / "handin"
+            copied = copy_handin(source, target, self.owner_of(candidate.student), self.limits)
+            check_handin_marks(target)  # its secret names its feedback page; no folder where a file belongs
+            (target / TIMESTAMP_FILE).write_text(copied.changed_at.strftime(TIME_FORMAT))
+        except RefusedHandin as refusal:
+            self.refuse(candidate, str(refusal))
+            return None
+        except OSError as error:
+            if target is not None:
+                shutil.rmtree(target.parent, ignore_errors=True)
+            if error.errno in DISK_FULL:
+                raise
+            self.refuse(candidate, f"it could not be read ({error.strerror})")  # vanished or unreadable
+            return None
+        return Accepted(target, copied.changed_at, candidate.name)
+
+    def disk_full(self, candidate: Candidate, error: OSError) -> None:
+        self.log.error(
+            "Could not collect a hand-in of %s by %s (%s): the disk of %s is full (%s). It stays in the exchange "
+            "and the copy collected before is kept: free some space and collect again.",
+            self.coursedir.assignment_id, safe_name(candidate.student), shown(candidate.name),
+            self.grading_folder, error.strerror,
+        )  # fmt: skip
+        self.refuse(candidate, f"not collected: the grading folder's disk is full ({error.strerror}); it stays in "
+                               "the exchange: free some space and collect again")  # fmt: skip
+
+    def preferred(self, candidates: list[Candidate]) -> list[Candidate]:
+        """The measured hand-ins in the order they may count: the latest first, or with ``before_duedate``
+        the on-time ones first (the latest of them first)."""
+        latest = sorted(candidates, key=lambda candidate: candidate.changed, reverse=True)
         if self.before_duedate and self.duedate is not None:
-            due = self.duedate.replace(tzinfo=UTC)
-            on_time = [handin for handin in latest if handin.changed <= due]
-            return (on_time or latest or [None])[0]
-        return latest[0] if latest else None
+            due = self.duedate.replace(tzinfo=UTC).timestamp()
+            return [c for c in latest if c.changed <= due] + [c for c in latest if c.changed > due]
+        return latest
 
     def copy_files(self) -> None:
         if not self.candidates:
@@ -147,20 +240,55 @@ class SafeExchangeCollect(ExchangeCollect):
                              f"'{self.coursedir.course_id}' to collect")  # fmt: skip
         self.grading_folder.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".collect-", dir=self.grading_folder))
+        kept: dict[tuple[str, str], tuple[datetime, str]] = {}
         try:
             for student, candidates in sorted(self.candidates.items()):
-                accepted = [a for a in (self.verified(c, staging) for c in candidates) if a is not None]
-                handin = self.chosen(accepted)
-                if handin is not None:
-                    self.take(student, handin)
+                measured = [c for c in self.newest(candidates) if self.measured(c) is not None]
+                for candidate in self.preferred(measured):  # one staged copy at a time: the first that passes
+                    try:
+                        handin = self.verified(candidate, staging)
+                        if handin is not None:
+                            self.take(student, handin)
+                    except OSError as error:
+                        if error.errno not in DISK_FULL:
+                            raise
+                        self.disk_full(candidate, error)
+                        break
+                    if handin is not None:
+                        break
+                self.note_kept(student, kept)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-            record_refusals(self.grading_folder, self.refused)
+            try:
+                record_refusals(self.grading_folder, self.refused, kept)
+            except OSError as error:  # a full disk: the hand-ins stay in the exchange, the next collect lists them
+                self.log.error("Could not write %s (%s): collect again to list the refusals",
+                               self.grading_folder / "refused_handins.json", error.strerror)  # fmt: skip
+
+    def submitted(self, student: str) -> Path:
+        assignment = self.coursedir.assignment_id
+        return Path(self.coursedir.format_path(self.coursedir.submitted_directory, student, assignment))
+
+    def note_kept(self, student: str, kept: dict[tuple[str, str], tuple[datetime, str]]) -> None:
+        """The time of the hand-in grading now reads for ``student``, if any: refusals of older ones are dropped."""
+        dest = self.submitted(student)
+        existing = self.coursedir.get_existing_timestamp(str(dest)) if dest.is_dir() else None
+        if existing is not None:
+            kept[self.coursedir.assignment_id, student] = (existing.replace(tzinfo=UTC), self.taken.get(student, ""))
 
     def take(self, student: str, handin: Accepted) -> None:
-        """Put the hand-in where grading reads it, unless the one already there is the same or newer."""
+        """Put the hand-in where grading reads it, unless the one already there is the same or newer.
+
+        The copy already there is set aside by a rename and removed only once the new one is in its place.
+        """
+        try:
+            self.place(student, handin)
+        finally:
+            shutil.rmtree(handin.staged.parent, ignore_errors=True)  # staged copies never pile up
+
+    def place(self, student: str, handin: Accepted) -> None:
         assignment = self.coursedir.assignment_id
-        dest = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student, assignment))
+        dest = self.submitted(student)
         new = handin.changed.replace(tzinfo=None)  # nbgrader's times are naive UTC
         if dest.is_dir():
             existing = self.coursedir.get_existing_timestamp(str(dest))
@@ -169,8 +297,17 @@ class SafeExchangeCollect(ExchangeCollect):
                 self.log.info(f"No newer submission to collect: {student} {assignment}")
                 return
             self.log.info(f"Updating submission: {student} {assignment}")
-            shutil.rmtree(dest)
+            aside = dest.with_name(f".{dest.name}.replaced")
+            dest.rename(aside)
+            try:
+                shutil.move(handin.staged, dest)  # a rename on one disk; a copy (that may fail) across disks
+            except BaseException:
+                shutil.rmtree(dest, ignore_errors=True)
+                aside.rename(dest)
+                raise
+            shutil.rmtree(aside)
         else:
             self.log.info(f"Collecting submission: {student} {assignment}")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(handin.staged, dest)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(handin.staged, dest)
+        self.taken[student] = handin.name

@@ -6,7 +6,8 @@ the points went (and a ``<notebook>:<test> why`` column, why a test lost its poi
 failure, the time limit it ran into, the clean re-run's verdict), and the written answers'
 manual scores come from the gradebook. The
 ``submitted``, ``due`` and ``late by`` columns say when nbgrader received the submission (its
-``timestamp.txt``: the server's time, which collect writes), its notebook's due date (``due_dates.csv``)
+``timestamp.txt``: the server's time, which collect writes), the student's own due date (``due_dates.csv``,
+or their row of ``extensions.csv``)
 and how late it was (``seconds late`` for sorting); nbgrader's late-submission penalty is left at
 zero: lateness is marked, and the instructor decides. The
 ``extra_credit`` column holds the points of the optional exercises' tests (grade ids
@@ -19,9 +20,10 @@ copy's name (``01_attention (1).ipynb``) and the notebook files ``grade`` ignore
 ``similarity`` has run, ``closest match``, ``closest match score`` and ``closest match z`` name
 the student whose submission of the notebook lies furthest above the class's pairs (by z-score).
 Once collect has refused a hand-in (a link, another account's files, over the limits: see
-:mod:`autograder.pipeline.exchange_collect`), a ``refused`` column lists each refusal with its
-time and reason, and a student whose every hand-in was refused gets a row of status ``missing``
-that says so.
+:mod:`autograder.pipeline.exchange_collect`), a ``refused`` column lists each refusal still open
+(none superseded by a hand-in taken since) with its time and reason (the newest three, each cut at
+200 characters, and how many more), and a student whose every hand-in was refused gets a row of
+status ``missing`` that says so.
 
 ``--format canvas`` and ``--format moodle`` write what each LMS imports instead, one total per
 student and assignment (autograded and manual scores), with the identifiers ``collect`` read
@@ -50,12 +52,13 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from autograder.course.course import Course
 from autograder.course.deadlines import late_text, seconds_late, submitted_at
+from autograder.course.extensions import due_for, read_extensions
 from autograder.course.notebooks import is_extra_credit
 from autograder.course.paths import sqlite_url
 from autograder.pipeline.collect import CANVAS, MOODLE, load_lms_students
 from autograder.pipeline.feedback import feedback_state, load_releases
 from autograder.pipeline.gradebook import grade_cells
-from autograder.pipeline.refusals import Refusal, refusals_by_submission
+from autograder.pipeline.refusals import REFUSED_FILE, Refusal, refusals_by_submission
 from autograder.pipeline.results import Status, SubmissionResult, load_results
 from autograder.similarity.compare import closest_matches
 
@@ -63,6 +66,8 @@ CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Secti
 CANVAS_POINTS_ROW = "Points Possible"
 MOODLE_COLUMNS = ["Identifier", "Full name", "Grade", "Maximum Grade", "Last modified (grade)"]
 MOODLE_IDENTIFIER = "Participant {}"  # as Moodle's grading worksheet writes it
+REFUSALS_SHOWN = 3  # the refused column's reasons, newest first
+REASON_CHARACTERS = 200
 
 
 def manual_scores(db_path: Path, result: SubmissionResult) -> dict[str, float]:
@@ -86,11 +91,12 @@ def export_frame(course: Course) -> pd.DataFrame:
     """The grades of every graded submission (rows sorted by assignment, then student)."""
     db_path = course.grading.gradebook
     releases, due_dates = load_releases(course), course.due_dates()
+    extensions = read_extensions(course.root, course.assignments(), due_dates)
     closest = closest_matches(course)  # empty unless `similarity` has run
     rows = []
     for result in load_results(course):
         submitted = submitted_at(course.grading.submitted(result.student, result.assignment))
-        due = due_dates.get(result.assignment)
+        due = due_for(result.student, result.assignment, due_dates, extensions)
         row: dict[str, object] = {
             "assignment": result.assignment,
             "student": result.student,
@@ -136,7 +142,16 @@ def export_frame(course: Course) -> pd.DataFrame:
 
 
 def refusal_text(refusals: list[Refusal]) -> str:
-    return " | ".join(f"{refusal.seen}: {refusal.reason}" for refusal in refusals)
+    """The newest few refusals, each reason cut short, and how many more: a flood of refusals stays one short cell."""
+    newest = refusals[-REFUSALS_SHOWN:]
+    shown = [f"{refusal.seen}: {shortened(refusal.reason)}" for refusal in reversed(newest)]
+    if len(refusals) > len(newest):
+        shown.append(f"and {len(refusals) - len(newest)} more (grading/{REFUSED_FILE})")
+    return " | ".join(shown)
+
+
+def shortened(text: str, limit: int = REASON_CHARACTERS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def add_refusals(rows: list[dict[str, object]], refused: dict[tuple[str, str], list[Refusal]]) -> None:

@@ -21,6 +21,7 @@ from tqdm import tqdm
 
 from autograder.course.course import Course
 from autograder.course.deadlines import submitted_at
+from autograder.course.extensions import extension_of, read_extensions
 from autograder.course.notebooks import fill_answers, reference_answers
 from autograder.course.paths import sqlite_url
 from autograder.launch.limits import Limits
@@ -170,6 +171,8 @@ def grade(
             cell_limits = reference_limits(references, course, executor)
             grading_jobs = [dataclasses.replace(j, cell_limits=cell_limits.get(j.assignment)) for j in grading_jobs]
             futures: dict[Future, GradeJob] = {executor.submit(grade_submission, job): job for job in grading_jobs}
+            due_dates = course.due_dates()
+            extensions = read_extensions(course.root, course.assignments(), due_dates)
             # One session on the real gradebook for the whole run: each merge commits on its own.
             with Gradebook(sqlite_url(real_db)) as real:
                 for future in tqdm(as_completed(futures), total=len(futures), desc="grading", disable=not progress):
@@ -181,7 +184,8 @@ def grade(
                                                   f"grader error: {type(error).__name__}: {error}",
                                                   digest=folder_digest(job.submission))  # fmt: skip
                     with timed(result.phases, "merge"):
-                        gradebook.merge(real, result, submitted_at(job.submission))
+                        extension = extension_of(job.student, job.assignment, due_dates, extensions)
+                        gradebook.merge(real, result, submitted_at(job.submission), extension)
                     save_result(course, result)
                     results.append(result)
     finally:

@@ -5,7 +5,7 @@ import shutil
 import tempfile
 import warnings
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
@@ -132,10 +132,14 @@ def kernel_scores(db_path: Path, assignment: str, student: str) -> dict[tuple[st
         return None
 
 
-def merge(gb: Gradebook, result: SubmissionResult, submitted: datetime | None = None) -> None:
+def merge(
+    gb: Gradebook, result: SubmissionResult, submitted: datetime | None = None, extension: timedelta | None = None
+) -> None:
     """Write a result's scores into the open real gradebook ``gb``; manual scores already given are kept.
 
-    ``submitted``, the submission's time (its ``timestamp.txt``), lets nbgrader tell a late one.
+    ``submitted``, the submission's time (its ``timestamp.txt``), and ``extension``, the student's
+    own extension past the assignment's due date (``extensions.csv``), let nbgrader (and formgrader)
+    tell a late one as the export does.
     """
     if result.status == Status.MISSING:
         return
@@ -147,6 +151,7 @@ def merge(gb: Gradebook, result: SubmissionResult, submitted: datetime | None = 
             warnings.simplefilter("ignore", SAWarning)
             submission = gb.add_submission(result.assignment, result.student)
     submission.timestamp = naive_utc(submitted)
+    submission.extension = extension
     for test in result.tests:
         grade = gb.find_grade(test.grade_id, test.notebook, result.assignment, result.student)
         grade.auto_score = test.score

@@ -8,40 +8,54 @@ terminal, hands in answers that patch ``torch.allclose``. The instructor collect
 grades with ``python -m autograder grade`` and writes feedback with ``python -m autograder
 feedback`` in a kernel of their own server, and releases the feedback from formgrader; A and B
 fetch it in the Assignments tab and see their own scores, and C's (flagged, held) never comes.
-D works in the Chinese edition: from a terminal D fetches 01, copies the Chinese notebook from the
-hub's runtime over it, runs code in that notebook's kernel (which speaks Chinese), hands in an answer
-with the softmax over the wrong axis, and fetches feedback in Chinese, graded in the same class.
+D works in the Chinese edition, the roster's language for D: D fetches 01 in the Assignments tab and
+gets the Chinese notebook, runs code in that notebook's kernel (which speaks Chinese), hands in an
+answer with the softmax over the wrong axis after D's due date (the tab asks first, a second press
+hands it in), and fetches feedback in Chinese, graded in the same class. 01 was due yesterday; A, B
+and C have an extension to next month, D one of two hours: A and D see theirs in ``~/DUE_DATES.md``,
+each in their language, and the export's ``late by`` counts from them.
 From inside each student's own server (a kernel running as that user), nobody reads what is not
-theirs. Screenshots of each step go to ``build/browser-artifacts/hub/``; the steps' seconds to
-``timings.json`` beside them.
+theirs. Under make hub's default limits, A's kernel allocating 3 GiB is stopped, alone, and says why; B's
+kernel, A's server and the hub run on. A second hub with culling at test speed stops C's idle kernel, then
+C's idle server, and C's file stays. Screenshots of each step go to ``build/browser-artifacts/hub/``; the
+steps' seconds to ``timings.json`` beside them.
 
 It creates system users and runs the hub as root (LocalProcessSpawner): elsewhere it skips.
 """
 
 import json
 import os
+import re
 import secrets
+import shutil
 import time
 import urllib.error
 import urllib.parse
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta, timezone
 from email.message import Message
 from pathlib import Path
 
 import nbformat
 import pandas as pd
 import pytest
+import websocket
 
 from autograder.course.notebooks import fill_answers, reference_answers
 from autograder.course.settings import release_notebook, source_notebook
+from classroom.cgroups import StudentCgroups
 from classroom.layout import INSTRUCTORS, STUDENTS
 from classroom.provision import provision
+from classroom.roster import save_languages
+from classroom.student_view import VIEW_FOLDER
 from classroom.system_users import ensure_user, remove_user, set_password
 from tests.browser.assignments_page import AssignmentsTab, Formgrader, log_in
-from tests.browser.hub import Hub, KernelError, fresh_layout, start_hub
+from tests.browser.hub import Hub, KernelError, execute, fresh_layout, start_hub
 from tests.browser.lti import post_launch, signed_launch
+from tfcourse.language import notebook_edition
 from tfcourse.messages import tr
 
 pytestmark = pytest.mark.slow
@@ -62,6 +76,9 @@ class ClassRun:
     seconds: dict[str, float] = field(default_factory=dict)
     feedback_page: dict[str, str] = field(default_factory=dict)  # student -> the text of their feedback page
     chinese_kernel: str = ""  # what a kernel of D's Chinese notebook printed
+    fetched_edition: dict[str, str | None] = field(default_factory=dict)  # student -> the edition Fetch gave them
+    due_dates_page: dict[str, str] = field(default_factory=dict)  # student -> their DUE_DATES.md, in their browser
+    late_submit_asked: str = ""  # the Assignments tab's dialog at D's first submit after D's due date
     export: pd.DataFrame | None = None
 
     @contextmanager
@@ -128,9 +145,25 @@ def class_run(browser, artifacts: Path) -> Iterator[ClassRun]:
         pytest.skip("the classroom hub test creates system users and runs JupyterHub as root (CI runs as root)")
     folder = artifacts / "hub"
     folder.mkdir(parents=True, exist_ok=True)
-    with hub_class({TEACHER: INSTRUCTORS, ADA: STUDENTS, BOB: STUDENTS, CY: STUDENTS, DAI: STUDENTS}, folder) as run:
-        play_the_class(run, browser)
-        yield run
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TFCOURSE_HUB_DUE_DATES_EVERY", "5")  # the student-view service and each server look every 5 s
+        users = {TEACHER: INSTRUCTORS, ADA: STUDENTS, BOB: STUDENTS, CY: STUDENTS, DAI: STUDENTS}
+        with hub_class(users, folder) as run:
+            set_due_dates(run)
+            play_the_class(run, browser)
+            yield run
+
+
+def set_due_dates(run: ClassRun) -> None:
+    """01 was due yesterday (written in UTC+08:00); A, B and C have an extension to next month, D one of two hours
+    (still past); D's roster language is Chinese. Written as the instructor (course folder) and the roster script
+    (the hub's state) would; the hub's student-view service publishes them."""
+    now = datetime.now(UTC).astimezone(timezone(timedelta(hours=8))).replace(second=0, microsecond=0)
+    due = now - timedelta(days=1)
+    (run.course / "due_dates.csv").write_text(f"assignment,due\n{ASSIGNMENT},{due.isoformat()}\n")
+    rows = "".join(f"{user},{ASSIGNMENT},{(due + timedelta(days=30)).isoformat()}\n" for user in (ADA, BOB, CY))
+    (run.course / "extensions.csv").write_text(f"student,assignment,due\n{rows}{DAI},{ASSIGNMENT},+2h\n")
+    save_languages(run.hub.layout.state, {DAI: "zh"})
 
 
 def release_in_formgrader(run: ClassRun, page, teacher: str) -> Formgrader:
@@ -145,7 +178,7 @@ def release_in_formgrader(run: ClassRun, page, teacher: str) -> Formgrader:
 
 
 def play_the_class(run: ClassRun, browser) -> None:
-    contexts = {user: browser.new_context(viewport={"width": 1400, "height": 900}) for user in (TEACHER, ADA, BOB)}
+    contexts = {user: browser.new_context(viewport={"width": 1400, "height": 900}) for user in (TEACHER, ADA, BOB, DAI)}
     pages = {user: context.new_page() for user, context in contexts.items()}
     try:
         teacher = release_in_formgrader(run, pages[TEACHER], TEACHER)
@@ -158,6 +191,7 @@ def play_the_class(run: ClassRun, browser) -> None:
                 tabs[user].open()
                 tabs[user].fetch(ASSIGNMENT)
                 tabs[user].screenshot(f"2-{user}-fetched")
+                run.fetched_edition[user] = notebook_edition(Path(f"/home/{user}/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"))
         answers = reference_answers(nbformat.read(source_notebook(ASSIGNMENT), as_version=4))
         notebook = f"{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
         with run.step(f"submit: {ADA} (every answer)"):
@@ -175,8 +209,9 @@ def play_the_class(run: ClassRun, browser) -> None:
             patched = {**answers, "sdpa": PATCH + answers["sdpa"]}
             write_home_file(run, CY, notebook, answers_notebook(patched))
             shell(run, CY, ["nbgrader", "submit", ASSIGNMENT])
-        with run.step(f"fetch, switch to Chinese, work and submit from a terminal: {DAI} (softmax over the queries)"):
-            work_in_chinese(run, {**answers, "sdpa": answers["sdpa"].replace("softmax(dim=-1)", "softmax(dim=-2)")})
+        with run.step(f"fetch (Chinese) and submit late in the Assignments tab: {DAI} (softmax over the queries)"):
+            wrong_axis = answers["sdpa"].replace("softmax(dim=-1)", "softmax(dim=-2)")
+            work_in_chinese(run, pages[DAI], {**answers, "sdpa": wrong_axis})
         with run.step("collect in formgrader"):
             teacher.open()
             teacher.click(ASSIGNMENT, "collect", "Successfully collected")
@@ -197,6 +232,9 @@ def play_the_class(run: ClassRun, browser) -> None:
                 tabs[user].fetch_feedback(ASSIGNMENT)
                 tabs[user].screenshot(f"5-{user}-feedback-fetched")
                 run.feedback_page[user] = open_feedback(run, pages[user], user)
+        with run.step("due dates in each student's JupyterLab: A (English), D (Chinese)"):
+            for user in (ADA, DAI):
+                run.due_dates_page[user] = open_due_dates(run, pages[user], user)
         shell(run, CY, ["nbgrader", "fetch_feedback", ASSIGNMENT])
         shell(run, DAI, ["nbgrader", "fetch_feedback", ASSIGNMENT])
         fetched = sorted(Path(f"/home/{DAI}/{ASSIGNMENT}/feedback").glob(f"*/{ASSIGNMENT}.html"))
@@ -208,19 +246,65 @@ def play_the_class(run: ClassRun, browser) -> None:
         (run.artifacts / "timings.json").write_text(json.dumps(run.seconds, indent=1))
 
 
-def work_in_chinese(run: ClassRun, answers: dict[str, str]) -> None:
-    """D fetches 01, puts the Chinese notebook of the hub's runtime in its place, runs code in that notebook's
-    kernel, writes the answers into it and hands it in: all as D, from D's own server."""
+def wait_for(ready, what: str, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert time.monotonic() < deadline, f"waited {timeout} s for {what}"
+        time.sleep(1)
+
+
+def published_language(run: ClassRun, user: str) -> str | None:
+    """The language the hub's student-view service published for ``user`` (read as root), if any yet."""
+    try:
+        return json.loads((run.hub.layout.prefix / VIEW_FOLDER / f"{user}.json").read_text())["language"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def work_in_chinese(run: ClassRun, page, answers: dict[str, str]) -> None:
+    """D, whose roster language is Chinese, fetches 01 in the Assignments tab and gets the Chinese notebook, runs code
+    in that notebook's kernel, writes the answers into it and submits it in the tab after D's due date: the first
+    press asks, the second hands it in."""
     notebook = f"{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
-    chinese = run.hub.layout.runtime / "notebooks_zh" / notebook
-    shell(run, DAI, ["nbgrader", "fetch_assignment", ASSIGNMENT])
-    shell(run, DAI, ["cp", str(chinese), notebook])
+    fetched = Path(f"/home/{DAI}") / notebook
+    wait_for(lambda: published_language(run, DAI) == "zh", "the hub to publish D's language")
+    log_in(page, run.hub.url, DAI, run.passwords[DAI])
+    tab = AssignmentsTab(page, run.artifacts)
+    tab.open()
+    tab.fetch(ASSIGNMENT)
+    tab.screenshot(f"2-{DAI}-fetched-chinese")
+    run.fetched_edition[DAI] = notebook_edition(fetched)
     run.chinese_kernel = run.hub.run_in_notebook(
         DAI, notebook, "from tfcourse.messages import tr\nprint(tr('{what}: passed', what='softmax'))\n"
     )
-    filled = fill_answers(nbformat.read(chinese, as_version=4), answers)
+    filled = fill_answers(nbformat.read(fetched, as_version=4), answers)
     write_home_file(run, DAI, notebook, nbformat.writes(filled))
-    shell(run, DAI, ["nbgrader", "submit", ASSIGNMENT])
+    tab.press("fetched", ASSIGNMENT, "Submit")
+    dialog = page.locator(".jp-Dialog", has_text="Invalid Submission")
+    dialog.wait_for(timeout=tab.timeout_ms)
+    run.late_submit_asked = dialog.inner_text()
+    dialog.locator("pre").evaluate("pre => { pre.scrollTop = pre.scrollHeight; }")  # the message ends the traceback
+    tab.screenshot(f"3-{DAI}-late-submit-asked")
+    dialog.get_by_role("button", name=re.compile(r"^\s*ok\s*$", re.IGNORECASE)).click()
+    dialog.wait_for(state="detached", timeout=tab.timeout_ms)
+    tab.submit(ASSIGNMENT)  # the second press, within the minutes the first gave: handed in, late
+    tab.screenshot(f"3-{DAI}-submitted-late")
+
+
+EXTENSION_SHOWN = {ADA: "(your extension)", DAI: "（你的延期）"}
+
+
+def open_due_dates(run: ClassRun, page, user: str) -> str:
+    """``~/DUE_DATES.md`` opened in the user's JupyterLab once it shows their extension; the text the page shows."""
+    from playwright.sync_api import expect  # noqa: PLC0415 (the browser tests skip without playwright)
+
+    path = Path(f"/home/{user}/DUE_DATES.md")
+    wait_for(lambda: path.exists() and EXTENSION_SHOWN[user] in path.read_text(), f"{user}'s DUE_DATES.md")
+    page.goto(f"{run.hub.url}/user/{user}/lab/tree/DUE_DATES.md")
+    editor = page.locator(".jp-FileEditor .cm-content").first
+    expect(editor).to_contain_text(EXTENSION_SHOWN[user], timeout=2 * 60_000)
+    page.screenshot(path=run.artifacts / f"8-{user}-due-dates.png")
+    return editor.inner_text()
 
 
 def open_feedback(run: ClassRun, page, user: str) -> str:
@@ -269,9 +353,33 @@ def test_a_flagged_submission_s_feedback_is_held(class_run: ClassRun) -> None:
 
 
 def test_submissions_are_marked_with_their_time(class_run: ClassRun) -> None:
-    """The exchange's timestamp.txt reaches the export (no due date is set: none is late)."""
+    """The exchange's timestamp.txt reaches the export, and ``late by`` counts from each student's own due date:
+    A, B and C handed in after 01's due date but within their extension, D after theirs."""
+    export = class_run.export
     for user in (ADA, BOB, CY, DAI):
-        assert class_run.export.loc[user, "submitted"], f"{user}'s submission time is missing from the export"
+        assert export.loc[user, "submitted"], f"{user}'s submission time is missing from the export"
+    assert [export.loc[user, "late by"] for user in (ADA, BOB, CY)] == ["on time"] * 3, export["late by"].to_dict()
+    assert re.fullmatch(r"2[12] h( \d+ min)?", export.loc[DAI, "late by"]), export.loc[DAI, "late by"]  # a day - 2 h
+    assert export.loc[DAI, "due"] < export.loc[ADA, "due"]  # each student's own due date
+
+
+def test_a_chinese_student_fetches_the_chinese_notebook_in_the_assignments_tab(class_run: ClassRun) -> None:
+    assert class_run.fetched_edition == {ADA: None, BOB: None, DAI: "zh"}, class_run.fetched_edition
+
+
+def test_each_student_sees_their_due_date_and_extension_in_their_language(class_run: ClassRun) -> None:
+    """The screenshots: build/browser-artifacts/hub/8-<student>-due-dates.png."""
+    ada, dai = class_run.due_dates_page[ADA], class_run.due_dates_page[DAI]
+    assert "Due dates" in ada and f"{ASSIGNMENT} |" in ada and "(your extension)" in ada, ada
+    assert "截止日期" in dai and "（你的延期）" in dai and "(your extension)" not in dai, dai
+    assert "截止" not in ada and "(UTC+08:00)" in ada and "(UTC+08:00)" in dai
+
+
+def test_a_late_submit_asks_first_in_the_student_s_language(class_run: ClassRun) -> None:
+    asked = class_run.late_submit_asked
+    assert f"{ASSIGNMENT} 的截止时间是" in asked and "本次没有提交任何内容" in asked, asked
+    assert "分钟内再次点击" in asked, asked
+    assert class_run.export.loc[DAI, "status"] == "graded"  # the second press handed it in
 
 
 def test_a_chinese_student_works_submits_and_gets_feedback_in_chinese(class_run: ClassRun, monkeypatch) -> None:
@@ -318,6 +426,8 @@ def test_nobody_reads_what_is_not_theirs(class_run: ClassRun) -> None:
         "solutions/": str(course / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"),
         "the gradebook": str(course / "grading" / "gradebook.db"),
         "A's feedback in the course": str(course / "grading" / "feedback" / ADA / ASSIGNMENT),
+        "A's due dates and extension, as the hub publishes them": str(exchange.parent / VIEW_FOLDER / f"{ADA}.json"),
+        "the published views (to list whose there are)": str(run.hub.layout.prefix / VIEW_FOLDER),
     }
     seen = {what: readable(run, BOB, path) for what, path in forbidden.items()}
     (run.artifacts / "permissions.json").write_text(json.dumps(seen, indent=1))
@@ -326,6 +436,7 @@ def test_nobody_reads_what_is_not_theirs(class_run: ClassRun) -> None:
     guessed = readable(run, BOB, str(inbound / f"{ADA}+{ASSIGNMENT}"))
     assert guessed in {"PermissionError", "FileNotFoundError"} and ada_submission.name != f"{ADA}+{ASSIGNMENT}"
     assert readable(run, BOB, f"/home/{BOB}/{ASSIGNMENT}/{ASSIGNMENT}.ipynb") == "read"  # the check can pass
+    assert readable(run, BOB, str(run.hub.layout.prefix / VIEW_FOLDER / f"{BOB}.json")) == "read"
     # Nor does the hub's log (every server's output) give the name away.
     assert ada_submission.name.rsplit("+", 1)[1] not in run.hub.log.read_text(errors="replace")
 
@@ -390,3 +501,107 @@ def test_an_lms_link_logs_the_student_in_under_the_roster_id(class_run: ClassRun
             hub.request("hub/api/users/tfhub-stranger")
     finally:
         hub.stop()
+
+
+def kernel_url(hub: Hub, user: str, kernel: str) -> str:
+    return f"ws://127.0.0.1:{hub.port}/user/{user}/api/kernels/{kernel}/channels"
+
+
+def until_the_kernel_dies(hub: Hub, user: str, kernel: str, code: str, timeout: float = 180) -> str:
+    """Run ``code`` in the kernel; what its server said of it: "restarting" (it died), "dead", or "idle" (it lived)."""
+    authorization = [f"Authorization: token {hub.token}"]
+    connection = websocket.create_connection(kernel_url(hub, user, kernel), header=authorization, timeout=timeout)
+    msg_id = uuid.uuid4().hex
+    header = {"msg_id": msg_id, "session": uuid.uuid4().hex, "username": "test", "msg_type": "execute_request",
+              "version": "5.3"}  # fmt: skip
+    content = {"code": code, "silent": False, "store_history": False, "user_expressions": {}, "allow_stdin": False}
+    connection.send(json.dumps({"header": header, "parent_header": {}, "metadata": {}, "content": content,
+                                "channel": "shell"}))  # fmt: skip
+    try:
+        while True:
+            reply = json.loads(connection.recv())
+            if reply["header"]["msg_type"] != "status":
+                continue
+            state = reply["content"]["execution_state"]
+            if state in ("restarting", "dead") or (state == "idle" and reply["parent_header"].get("msg_id") == msg_id):
+                return state
+    finally:
+        connection.close()
+
+
+def limits_line(hub: Hub) -> str:
+    """The line the hub logged at start about per-student limits (classroom/limits.py)."""
+    lines = [line for line in hub.log.read_text(errors="replace").splitlines() if "per-student limits" in line]
+    return lines[0] if lines else "the hub logged no line about per-student limits"
+
+
+def test_past_the_memory_limit_a_student_loses_only_their_own_kernel(class_run: ClassRun) -> None:
+    """make hub's default limits (2 GiB, 1 CPU a student): A's kernel allocates 3 GiB and is stopped; A's next cell
+    says why, and so does the hub's log; B's kernel keeps its variables, A's server and the hub run on."""
+    hub = class_run.hub
+    if "limits are off" in limits_line(hub) or "per-student limits:" not in limits_line(hub):
+        pytest.skip(limits_line(hub))
+    started = time.monotonic()
+    bob = hub.request(f"user/{BOB}/api/kernels", method="POST", body={"name": "python3"})["id"]
+    ada = hub.request(f"user/{ADA}/api/kernels", method="POST", body={"name": "python3"})["id"]
+    try:
+        execute(kernel_url(hub, BOB, bob), hub.token, "kept = list(range(10))", timeout=120)
+        state = until_the_kernel_dies(hub, ADA, ada, "chunks = [b'x' * 2**26 for _ in range(48)]  # 3 GiB")
+        assert state == "restarting", f"A's kernel allocating 3 GiB past a 2 GiB limit ended {state!r}"
+        told = execute(kernel_url(hub, ADA, ada), hub.token, "print('after')", timeout=120)
+        assert "A kernel of yours was stopped by the machine" in told and "2.0 GiB" in told, f"A was not told: {told!r}"
+        assert "after" in told.splitlines(), told
+        assert execute(kernel_url(hub, BOB, bob), hub.token, "print(sum(kept))", timeout=120) == "45\n"
+        assert hub.process.poll() is None and hub.request("hub/api/")["version"]
+        assert hub.user(ADA)["server"], "A's server should outlive A's kernel (the largest process is stopped)"
+        deadline = time.monotonic() + 30  # the spawner reads the kill count at each poll, every 10 s
+        while f"{ADA}'s processes went past their memory limit" not in hub.log_tail(20000):
+            assert time.monotonic() < deadline, f"the hub's log never said why A's kernel died:\n{hub.log_tail()}"
+            time.sleep(1)
+    finally:
+        for user, kernel in ((BOB, bob), (ADA, ada)):
+            hub.request(f"user/{user}/api/kernels/{kernel}", method="DELETE")
+    class_run.seconds["memory limit: A's kernel stopped, B's kept"] = round(time.monotonic() - started, 1)
+
+
+def test_an_idle_server_is_culled_and_the_student_s_work_kept(class_run: ClassRun, artifacts: Path, monkeypatch):
+    """make hub's culling at test speed (CULL_IDLE=20, KERNEL_CULL_IDLE=3), on a second hub over the same layout: an
+    unused kernel of C's is shut down by C's server, then C's idle server is stopped by the culler; C's file stays."""
+    started = time.monotonic()
+    class_run.hub.request(f"hub/api/users/{CY}/server", method="DELETE")  # C's server on the class's hub: one a student
+    while class_run.hub.user(CY)["server"] or class_run.hub.user(CY)["pending"]:
+        time.sleep(0.5)
+    monkeypatch.setenv("TFCOURSE_HUB_CULL_IDLE", "20")
+    monkeypatch.setenv("TFCOURSE_HUB_KERNEL_CULL_IDLE", "3")
+    state = class_run.hub.layout.prefix / "state-cull"
+    shutil.rmtree(state, ignore_errors=True)
+    hub = start_hub(class_run.hub.layout, artifacts / "hub" / "jupyterhub-cull.log", state=state)
+    seconds = {}
+    try:
+        hub.run_as(CY, "import pathlib\npathlib.Path.home().joinpath('before-the-break.txt').write_text('kept')\n")
+        spawned = time.monotonic()
+        kernel = hub.request(f"user/{CY}/api/kernels", method="POST", body={"name": "python3"})["id"]
+        while True:
+            try:
+                running = [k["id"] for k in hub.request(f"user/{CY}/api/kernels")]
+            except urllib.error.HTTPError as error:  # 424: the server is gone
+                raise AssertionError(f"C's server stopped (HTTP {error.code}) before it shut down C's idle kernel "
+                                     "(KERNEL_CULL_IDLE=3): are the servers' kernel culling settings given?") from None
+            if kernel not in running:
+                break
+            assert time.monotonic() - spawned < 60, "C's idle kernel was not culled in 60 s (KERNEL_CULL_IDLE=3)"
+            time.sleep(1)
+        seconds["kernel culled"] = round(time.monotonic() - spawned, 1)
+        while hub.user(CY)["server"] or hub.user(CY)["pending"]:
+            assert time.monotonic() - spawned < 120, f"C's idle server was not culled in 120 s:\n{hub.log_tail()}"
+            time.sleep(1)
+        seconds["server culled"] = round(time.monotonic() - spawned, 1)
+        assert f"Culling server {CY}" in hub.log_tail(20000), hub.log_tail()
+        assert Path(f"/home/{CY}/before-the-break.txt").read_text() == "kept"
+        assert not StudentCgroups.under_this_process().of(CY)[0].exists(), "C's cgroup outlived C's server"
+    finally:
+        hub.stop()
+    class_run.seconds["idle culling: " + ", ".join(f"{k} after {v} s" for k, v in seconds.items())] = round(
+        time.monotonic() - started, 1
+    )
+    (artifacts / "hub" / "timings.json").write_text(json.dumps(class_run.seconds, indent=1))

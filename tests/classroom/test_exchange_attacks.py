@@ -10,6 +10,12 @@ uses it) and releases feedback with ``nbgrader release_feedback``. Then: what Ad
 was collected for her and the feedback page she fetched are byte for byte what they should be,
 Mal reads and plants nothing, and every forged or linked hand-in is refused and listed.
 
+Each student's trouble stays theirs: students of their own accounts hand in folders made by hand
+that lack a file nbgrader's later steps expect, or hold a folder where a file belongs (issue 43);
+collect refuses those whose feedback could not travel back and takes the others, and release
+feedback skips each malformed feedback folder (as an older collect or a hand-made page leaves
+them), releases every other student's page, exits 1 and never prints a page's name.
+
 Root only (it makes system users): elsewhere it skips and says why.
 """
 
@@ -25,9 +31,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from nbgrader.utils import notebook_hash
 
 from autograder.course.deadlines import submitted_at
 from autograder.pipeline.refusals import load_refusals
+from autograder.pipeline.submission_marks import SECRET_FILE
 from classroom.layout import COURSE_ID, INSTRUCTORS, STUDENTS, HubLayout
 from classroom.provision import provision
 from classroom.system_users import ensure_user, remove_user
@@ -36,6 +44,34 @@ from tests.browser.hub import fresh_layout
 pytestmark = pytest.mark.slow
 ASSIGNMENT = "01_attention"
 TEACHER, ADA, MAL, CY = "tfx-teacher", "tfx-ada", "tfx-mal", "tfx-cy"
+ZOE = "tfx-zoe"  # honest, and last in the class list: after every malformed hand-in and feedback folder
+# Hand-ins made by hand in the inbound, each by a student of its own account: what it lacks or misplaces (Python run
+# as the student, `d` the hand-in folder), and the reason collect refuses it ("" where it is collected).
+NOTEBOOK = f"{ASSIGNMENT}.ipynb"
+MARKS = f"open(d + '/{NOTEBOOK}', 'w').write('{{}}'); open(d + '/{SECRET_FILE}', 'w').write(os.urandom(64).hex())\n"
+FAMILIES = {
+    "tfx-nostamp": ("no timestamp.txt", f"os.mkdir(d)\n{MARKS}", ""),
+    "tfx-nosecret": ("no submission_secret.txt", f"os.mkdir(d)\n{MARKS}os.remove(d + '/{SECRET_FILE}')",
+                     "no submission_secret.txt"),
+    "tfx-nonb": ("the notebook missing", f"os.mkdir(d)\n{MARKS}os.remove(d + '/{NOTEBOOK}')", ""),
+    "tfx-nbdir": ("a folder named like the notebook", f"os.mkdir(d)\n{MARKS}os.remove(d + '/{NOTEBOOK}')\n"
+                  f"os.mkdir(d + '/{NOTEBOOK}')", "is a folder where a notebook belongs"),
+    "tfx-stampdir": ("timestamp.txt a folder", f"os.mkdir(d)\n{MARKS}os.mkdir(d + '/timestamp.txt')",
+                     "timestamp.txt is a folder"),
+    "tfx-notdir": ("a file where the hand-in folder belongs", "open(d, 'w').write('{}')", "not a folder"),
+}  # fmt: skip
+# Feedback folders release feedback must skip (grading/feedback/<student>/01_attention, made as the instructor): each
+# family's as nbgrader's own collect would have let it through, written as the course's feedback step writes pages.
+BROKEN_FEEDBACK = {
+    "tfx-nosecret": (
+        "no submission_secret.txt",
+        "shutil.rmtree(f + '/submission_secret.txt', True)\n"
+        "os.path.isfile(f + '/submission_secret.txt') and os.remove(f + '/submission_secret.txt')",
+    ),
+    "tfx-nbdir": ("the page a folder", f"os.remove(f + '/{ASSIGNMENT}.html'); os.mkdir(f + '/{ASSIGNMENT}.html')"),
+    "tfx-stampdir": ("timestamp.txt a folder", "os.remove(f + '/timestamp.txt'); os.mkdir(f + '/timestamp.txt')"),
+    "tfx-notdir": ("a file where the feedback folder belongs", "shutil.rmtree(f); open(f, 'w').write('x')"),
+}
 FUTURE = "2099-01-01 00:00:00.000000 UTC"  # a literal --Exchange.timestamp_format: the time the attacker claims
 PAST = "2000-01-01 00:00:00.000000 UTC"
 TAMPERED = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5, "tampered": true}'
@@ -46,7 +82,9 @@ class Run:
     layout: HubLayout
     outcomes: dict[str, str] = field(default_factory=dict)  # attack -> what the attacker got
     outputs: dict[str, str] = field(default_factory=dict)  # command name -> its output
+    exit_codes: dict[str, int] = field(default_factory=dict)  # command name -> its exit status (some only)
     seconds: float = 0.0
+    last_exit: int = 0  # the exit status of the latest command
 
     @property
     def course_exchange(self) -> Path:
@@ -71,6 +109,7 @@ class Run:
             group=pwd.getpwnam(user).pw_gid, extra_groups=groups, capture_output=True, text=True, timeout=180,
         )  # fmt: skip
         output = done.stdout + done.stderr
+        self.last_exit = done.returncode
         if check and done.returncode:
             raise AssertionError(f"{user}: {' '.join(argv)} exited {done.returncode}:\n{output[-3000:]}")
         return output
@@ -101,7 +140,8 @@ def handins(run: Run, student: str) -> list[Path]:
 def attacked() -> Iterator[Run]:
     if os.geteuid() != 0:
         pytest.skip("the exchange attack test creates system users and runs as each of them: root only (CI is root)")
-    users = {TEACHER: INSTRUCTORS, ADA: STUDENTS, MAL: STUDENTS, CY: STUDENTS}
+    users = {TEACHER: INSTRUCTORS, ADA: STUDENTS, MAL: STUDENTS, CY: STUDENTS, ZOE: STUDENTS,
+             **dict.fromkeys(FAMILIES, STUDENTS)}  # fmt: skip
     for user in users:
         remove_user(user)
     layout = fresh_layout()
@@ -139,9 +179,10 @@ def play(run: Run) -> None:
                 f"import os\nos.makedirs({str(planted / 'tfcourse')!r})")  # fmt: skip
     run.attempt("2: overwrite the released notebook", MAL,
                 f"open({str(planted / (ASSIGNMENT + '.ipynb'))!r}, 'w').write('x')")  # fmt: skip
-    for student in (ADA, MAL, CY):
+    for student in (ADA, MAL, CY, ZOE):
         run.nbgrader(student, "fetch_assignment", ASSIGNMENT)
     run.outputs["ada submit"] = run.nbgrader(ADA, "submit", ASSIGNMENT)
+    run.outputs["zoe submit"] = run.nbgrader(ZOE, "submit", ASSIGNMENT)
     ada_folder = handins(run, ADA)[0]  # the attacker is given its full name: a leaked log, the worst case
     # 3. Impersonation, dated in the future, with nbgrader's own submit (the attacker's config may drop ours).
     mal_notebook = Path(pwd.getpwnam(MAL).pw_dir) / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
@@ -178,9 +219,14 @@ def play(run: Run) -> None:
     for index, (kind, make) in enumerate(kinds.items()):
         folder = inbound / f"{MAL}+{ASSIGNMENT}+{stamp}+k{index}"
         run.attempt(f"6: hand in a {kind}", MAL, f"import os\nd = {str(folder)!r}\nos.mkdir(d)\n{make}")
+    # 7. Missing or misplaced files, each in a hand-in of a student's own (issue 43).
+    for index, (student, (what, make, _)) in enumerate(FAMILIES.items()):
+        folder = inbound / f"{student}+{ASSIGNMENT}+{stamp}+f{index}"
+        run.attempt(f"7: hand in {what}", student, f"import os\nd = {str(folder)!r}\n{make}")
     # A hand-in that changes while collect runs: a file swapped with a link to the solution, again and again.
     racer = inbound / f"{MAL}+{ASSIGNMENT}+{stamp}+race"
     swap = (f"import os, time\nd = {str(racer)!r}\nos.mkdir(d)\nf = d + '/{ASSIGNMENT}.ipynb'\n"
+            f"open(d + '/{SECRET_FILE}', 'w').write(os.urandom(64).hex())\n"  # else refused for its missing secret
             f"end = time.time() + 20\nwhile time.time() < end:\n"
             f"    open(f + '.t', 'w').write('PLAIN'); os.replace(f + '.t', f)\n"
             f"    os.symlink({str(solution)!r}, f + '.l'); os.replace(f + '.l', f)\n")  # fmt: skip
@@ -192,20 +238,39 @@ def play(run: Run) -> None:
     finally:
         racing.kill()
         racing.wait()
-    # 5. Feedback: the instructor releases a page for Ada (as `python -m autograder feedback` lays it out).
-    submitted = course / "grading" / "submitted" / ADA / ASSIGNMENT
-    feedback = course / "grading" / "feedback" / ADA / ASSIGNMENT
-    run.as_user(TEACHER, [str(run.layout.python), "-c",
-                          f"import os, shutil\nos.makedirs({str(feedback)!r}, exist_ok=True)\n"
-                          f"open({str(feedback / (ASSIGNMENT + '.html'))!r}, 'w').write('<p>Ada: 16 / 16</p>')\n"
-                          f"for name in ('timestamp.txt', 'submission_secret.txt'):\n"
-                          f"    shutil.copy({str(submitted)!r} + '/' + name, {str(feedback)!r})\n"])  # fmt: skip
-    run.outputs["release feedback"] = run.nbgrader(TEACHER, "release_feedback", ASSIGNMENT)
+    # 5. Feedback: the instructor writes a page for each collected hand-in with a notebook (as `python -m autograder
+    # feedback` lays it out: the page, and the marks of the submission that are files), and broken feedback folders.
+    for student in (ADA, CY, "tfx-nostamp", ZOE):
+        write_feedback(run, student, PAGES.get(student, f"<p>{student}: 16 / 16</p>"))
+    for student, (_, make) in BROKEN_FEEDBACK.items():
+        write_feedback(run, student, f"<p>{student}: 16 / 16</p>", make)
+    run.outputs["release feedback"] = run.nbgrader(TEACHER, "release_feedback", ASSIGNMENT, check=False)
+    run.exit_codes["release feedback"] = run.last_exit
     run.attempt("5: list the feedback folder", MAL, f"import os\nos.listdir({str(exchange / 'feedback')!r})")
     run.attempt("5: plant a feedback page", MAL,
                 f"open({str(exchange / 'feedback' / ('0' * 64 + '.html'))!r}, 'w').write('<p>0 / 16</p>')")  # fmt: skip
     run.outputs["ada fetch feedback"] = run.nbgrader(ADA, "fetch_feedback", ASSIGNMENT)
+    run.outputs["cy fetch feedback"] = run.nbgrader(CY, "fetch_feedback", ASSIGNMENT)
+    run.outputs["zoe fetch feedback"] = run.nbgrader(ZOE, "fetch_feedback", ASSIGNMENT)
     run.outputs["mal fetch feedback as ada"] = run.nbgrader(MAL, "fetch_feedback", ASSIGNMENT, f"--student={ADA}")
+
+
+PAGES = {ADA: "<p>Ada: 16 / 16</p>"}
+
+
+def write_feedback(run: Run, student: str, page: str, make: str = "") -> None:
+    """As the instructor: ``grading/feedback/<student>/01_attention`` with ``page`` and the submission's marks that
+    are files (a fresh secret and time where nothing was collected), then ``make`` (Python, ``f`` the folder)."""
+    course = run.layout.course
+    submitted = course / "grading" / "submitted" / student / ASSIGNMENT
+    feedback = course / "grading" / "feedback" / student / ASSIGNMENT
+    run.as_user(TEACHER, [str(run.layout.python), "-c",
+                          f"import os, shutil\nf = {str(feedback)!r}\ns = {str(submitted)!r}\nos.makedirs(f)\n"
+                          f"open(f + '/{ASSIGNMENT}.html', 'w').write({page!r})\n"
+                          f"for name in ('timestamp.txt', '{SECRET_FILE}'):\n"
+                          f"    if os.path.isfile(s + '/' + name):\n        shutil.copy(s + '/' + name, f)\n"
+                          f"    elif not os.path.isdir(s):\n        open(f + '/' + name, 'w').write('{'cd' * 64}')\n"
+                          f"{make}\n"])  # fmt: skip
 
 
 def test_nothing_planted_before_or_after_the_release_reaches_another_student(attacked: Run) -> None:
@@ -265,6 +330,52 @@ def test_no_log_names_a_hand_in_s_random_part(attacked: Run) -> None:
     for name, output in attacked.outputs.items():
         assert ada_random not in output, f"{name} printed Ada's hand-in folder: {output[-1000:]}"
     assert f"{ADA}+{ASSIGNMENT}+" in attacked.outputs["ada submit"]  # the log still says where it went
+
+
+def test_each_missing_or_misplaced_file_costs_its_own_student_only(attacked: Run) -> None:
+    course = attacked.layout.course
+    made = {attack: outcome for attack, outcome in attacked.outcomes.items() if attack.startswith("7:")}
+    assert len(made) == len(FAMILIES) and set(made.values()) == {"done"}, made
+    refused = {r.student: r.reason for r in load_refusals(course / "grading") if r.student in FAMILIES}
+    for student, (what, _, reason) in FAMILIES.items():
+        collected = (course / "grading" / "submitted" / student / ASSIGNMENT).is_dir()
+        if reason:
+            assert not collected and reason in refused.get(student, ""), f"{what}: expected refused ({reason!r}), " \
+                f"got collected={collected}, refusal {refused.get(student)!r}"  # fmt: skip
+        else:
+            assert collected and student not in refused, f"{what}: expected collected, got {refused.get(student)!r}"
+    assert submitted_at(course / "grading" / "submitted" / "tfx-nostamp" / ASSIGNMENT) is not None, "no server time"
+    zoe = course / "grading" / "submitted" / ZOE / ASSIGNMENT / NOTEBOOK
+    own = Path(pwd.getpwnam(ZOE).pw_dir) / ASSIGNMENT / NOTEBOOK
+    assert zoe.read_bytes() == own.read_bytes(), "Zoe, listed after every malformed hand-in, was not collected whole"
+
+
+def page_names(run: Run, *students: str) -> set[str]:
+    """The names the released pages of these collected students have in the exchange (as root, who reads secrets)."""
+    submitted = run.layout.course / "grading" / "submitted"
+    secrets = [(submitted / student / ASSIGNMENT / SECRET_FILE).read_text() for student in students]
+    return {f"{notebook_hash(secret=secret, notebook_id=ASSIGNMENT)}.html" for secret in secrets}
+
+
+def test_release_feedback_skips_each_broken_folder_and_every_other_student_gets_theirs(attacked: Run) -> None:
+    output = attacked.outputs["release feedback"]
+    assert attacked.exit_codes["release feedback"] == 1, f"expected exit 1 (students skipped):\n{output}"
+    for student, (what, _) in BROKEN_FEEDBACK.items():
+        assert f"Skipped the feedback of '{student}'" in output, f"{what}: not said to be skipped:\n{output}"
+    assert f"skipped {len(BROKEN_FEEDBACK)}:" in output and "Traceback" not in output, output
+    released = {page.name for page in (attacked.course_exchange / "feedback").iterdir()}
+    assert released == page_names(attacked, ADA, CY, "tfx-nostamp", ZOE), output  # skipped ones: nothing half-copied
+    for student in (CY, ZOE):  # Ada's: test_feedback_reaches_only_its_student
+        pages = (Path(pwd.getpwnam(student).pw_dir) / ASSIGNMENT / "feedback").glob(f"*/{ASSIGNMENT}.html")
+        assert [page.read_text() for page in pages] == [f"<p>{student}: 16 / 16</p>"], f"{student} fetched no page"
+
+
+def test_no_output_names_a_feedback_page(attacked: Run) -> None:
+    names = [page.stem for page in (attacked.course_exchange / "feedback").iterdir()]
+    assert len(names) == 4, names
+    for command, output in attacked.outputs.items():
+        shown = [name for name in names if name in output]
+        assert not shown and "released to" not in output, f"{command} printed a feedback page's name:\n{output}"
 
 
 def test_the_attacks_took_their_time(attacked: Run) -> None:

@@ -12,6 +12,8 @@ import importlib.util
 import json
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -20,6 +22,7 @@ import yaml
 from traitlets.config import Config
 
 from autograder.course.settings import REPO_ROOT, course_config
+from classroom.provision import NGSHARE_PINS, hub_constraints, pins_of
 
 K8S = REPO_ROOT / "classroom" / "k8s"
 ANSWERS = ("solutions", "tests", "benchmarks", "autograder")  # never in the students' image
@@ -37,12 +40,16 @@ def image_env() -> dict[str, str]:
     return dict(line.split("=", 1) for line in lines if line.strip() and not line.startswith("#"))
 
 
-@pytest.fixture(scope="module")
-def dockerfile() -> list[tuple[str, str]]:
-    """The Dockerfile's instructions, ``(KEYWORD, arguments)``, continuation lines joined."""
-    text = re.sub(r"\\\n", " ", (K8S / "Dockerfile").read_text())
+def instructions(path: Path) -> list[tuple[str, str]]:
+    """A Dockerfile's instructions, ``(KEYWORD, arguments)``, continuation lines joined."""
+    text = re.sub(r"\\\n", " ", path.read_text())
     lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     return [(line.split(None, 1)[0].upper(), line.split(None, 1)[1] if " " in line else "") for line in lines]
+
+
+@pytest.fixture(scope="module")
+def dockerfile() -> list[tuple[str, str]]:
+    return instructions(K8S / "Dockerfile")
 
 
 def exec_config(path: Path) -> Config:
@@ -135,7 +142,8 @@ def test_the_image_installs_the_locked_pins(dockerfile):
     assert ["requirements.txt", "requirements-lock.txt", "requirements-removed.txt", "/opt/tfcourse/pins/"] in copied
     lines = (REPO_ROOT / "classroom" / "requirements-hub.txt").read_text().splitlines()
     hub = [line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()]
-    assert hub == ["-r ../requirements.txt", "jupyterhub==6.1.1", "jupyterhub-ltiauthenticator==1.6.3"]
+    assert hub == ["-r ../requirements.txt", "jupyterhub==6.1.1", "jupyterhub-ltiauthenticator==1.6.3",
+                   "jupyterhub-idle-culler==2.0.0"]  # the culler: the one-machine hub's service
 
 
 def test_the_image_holds_no_answers(dockerfile):
@@ -178,13 +186,24 @@ def test_student_role_hides_the_instructors_tools_and_instructor_role_brings_the
 def test_the_exchange_is_the_ngshare_service_the_hub_registers(values, dockerfile, tmp_path, monkeypatch):
     """Every pod runs as jovyan: a shared exchange volume would keep nobody apart; ngshare knows users by token."""
     monkeypatch.setenv("JUPYTERHUB_USER", "someone")  # as in every pod: ngshare_exchange reads it on import
+    address = dict(a.split("=", 1) for k, a in dockerfile if k == "ENV" and a.startswith("TFCOURSE_NGSHARE_URL="))
+    assert address == {"TFCOURSE_NGSHARE_URL": "http://proxy-public/services/ngshare"}  # the chart's proxy Service
+    monkeypatch.setenv("TFCOURSE_NGSHARE_URL", address["TFCOURSE_NGSHARE_URL"])  # as the image sets it
     nbgrader = exec_config(K8S / "jupyter" / "nbgrader_config.py")
     assert ("COPY", "classroom/k8s/jupyter/nbgrader_config.py /etc/jupyter/nbgrader_config.py") in dockerfile
     assert nbgrader.CourseDirectory.course_id == course_config(tmp_path).CourseDirectory.course_id
-    for step in ("fetch_assignment", "submit", "collect", "release_assignment", "release_feedback", "fetch_feedback"):
+    steps = ("fetch_assignment", "submit", "collect", "release_assignment", "release_feedback", "fetch_feedback")
+    for step in steps:
         assert getattr(nbgrader.ExchangeFactory, step).__module__.startswith("ngshare_exchange."), step
+    # The instructor's (and the course folder's own settings, read last in a terminal there): every step ngshare's
+    # but collect, which is ngshare's behind the course's guard (ngshare_exchange's fails on one malformed hand-in).
     instructor = exec_config(K8S / "jupyter" / "roles" / "instructor" / "nbgrader_config.py")
-    assert instructor.ExchangeFactory.collect.__module__ == "ngshare_exchange.collect"  # after configure()
+    in_course_folder = exec_config(K8S / "jupyter" / "roles" / "instructor" / "nbgrader_config.py")
+    in_course_folder.merge(course_config(tmp_path))  # the course folder's nbgrader_config.py, read last there
+    for settings in (instructor, in_course_folder):
+        assert settings.ExchangeFactory.collect == "autograder.pipeline.ngshare_collect.SafeNgshareCollect"
+        for step in steps[:2] + steps[3:]:
+            assert getattr(settings.ExchangeFactory, step).__module__.startswith("ngshare_exchange."), step
     service = values["hub"]["services"]["ngshare"]
     ngshare = yaml.safe_load((K8S / "ngshare-values.yaml").read_text())
     assert service["url"] == "http://ngshare:8080" and ngshare["ngshare"]["hub_api_url"] == "http://hub:8081/hub/api"
@@ -194,6 +213,54 @@ def test_the_exchange_is_the_ngshare_service_the_hub_registers(values, dockerfil
     claims = [d["metadata"]["name"] for d in yaml.safe_load_all((K8S / "pvc-course.yaml").read_text())
               if d["kind"] == "PersistentVolumeClaim"]  # fmt: skip
     assert claims == ["tfcourse-course"]
+
+
+def test_the_ngshare_image_installs_the_pins_the_one_machine_hub_runs(tmp_path):
+    """Dockerfile.ngshare computes its constraints with provision's own hub_constraints, from the files it copies:
+    run here on exactly those files (a module provision.py starts to need, and the image lacks, fails here)."""
+    steps = instructions(K8S / "Dockerfile.ngshare")
+    assert [a for k, a in steps if k == "FROM"] == ["python:3.11.7-slim-bookworm"]  # the single-user image's Python
+    copied = [shlex.split(a) for k, a in steps if k == "COPY"]
+    workdir = next(a for k, a in steps if k == "WORKDIR")
+    for *sources, target in copied:
+        for source in sources:
+            placed = tmp_path / Path(target).relative_to(workdir) / Path(source).name
+            placed.parent.mkdir(parents=True, exist_ok=True)
+            placed.write_bytes((REPO_ROOT / source).read_bytes())
+    (run,) = [a.split(" && ") for k, a in steps if k == "RUN"]
+    command, output = run[0].split(" > ")
+    words = shlex.split(command)  # the image's `python`, here this interpreter, with nothing but the copies to import
+    assert words[0] == "python"
+    made = subprocess.run([sys.executable, *words[1:]], cwd=tmp_path, capture_output=True, text=True, env={})
+    assert made.returncode == 0, f"the image's constraints step fails on the files it copies:\n{made.stderr}"
+    assert output.strip() == "constraints.txt" and made.stdout == hub_constraints("classroom/requirements-ngshare.txt")
+    install = ["pip", "install", "-r", "classroom/requirements-ngshare.txt", "-c", "constraints.txt"]
+    assert shlex.split(run[1]) == install  # as build_ngshare_env installs the one-machine hub's ngshare
+    assert shlex.split(run[2]) == ["pip", "uninstall", "--yes", "-r", "requirements-removed.txt"]  # as provision does
+    assert "sqlalchemy.__version__.startswith('1.4.')" in run[3]  # the build fails on SQLAlchemy 2
+    assert set(NGSHARE_PINS) <= {f"{Path(t).relative_to(workdir) / Path(s).name}" for *ss, t in copied for s in ss}
+    assert ("ENTRYPOINT", '["python", "-m", "ngshare"]') in steps  # the chart passes ngshare's arguments
+    ignore = [line for line in (K8S / "Dockerfile.ngshare.dockerignore").read_text().splitlines() if line[:1] != "#"]
+    assert ignore[0] == "*" and {line[1:] for line in ignore[1:] if line} == {s for *ss, _ in copied for s in ss}
+
+
+def test_the_ngshare_image_the_chart_and_the_pins_stay_in_step(image_env):
+    """ngshare 0.6.0 answers success and stores nothing under SQLAlchemy 2 (classroom/requirements-ngshare.txt)."""
+    pins = dict(line.split("==") for line in pins_of("classroom/requirements-ngshare.txt"))
+    assert pins["SQLAlchemy"].startswith("1.4."), pins
+    values = yaml.safe_load((K8S / "ngshare-values.yaml").read_text())
+    assert values["image"] == {"repository": image_env["NGSHARE_IMAGE_NAME"], "tag": image_env["NGSHARE_IMAGE_TAG"]}
+    assert image_env["NGSHARE_IMAGE_TAG"] == f"{pins['ngshare']}-sqlalchemy{pins['SQLAlchemy']}"
+    assert image_env["NGSHARE_CHART_VERSION"] == pins["ngshare"]  # the chart of the same ngshare release
+    chart = (image_env["NGSHARE_CHART_VERSION"], "$NGSHARE_CHART_VERSION", '"$NGSHARE_CHART_VERSION"')
+    places = [K8S / name for name in ("README.md", "values.yaml", "ngshare-values.yaml")]
+    commands = [re.sub(r"\\\n#?", " ", path.read_text()) for path in [*places, REPO_ROOT / "docs/running-a-class.md"]]
+    lines = [line.lstrip("# ") for text in commands for line in text.splitlines()]
+    installs = [line for line in lines if line.startswith("helm install ngshare ")]
+    assert len(installs) >= 3, installs
+    for line in installs:
+        words = line.split()
+        assert "--version" in words and words[words.index("--version") + 1] in chart, line
 
 
 @pytest.mark.parametrize("volumes_as_dict", [False, True], ids=["volumes-as-list", "volumes-as-dict"])

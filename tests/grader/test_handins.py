@@ -5,11 +5,13 @@ test (tests/classroom/test_exchange_attacks.py); every other rule is proven on r
 """
 
 import json
+import logging
 import os
 import socket
 import stat
 import time
 import zipfile
+from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 
 import nbformat
@@ -20,19 +22,28 @@ from nbgrader.coursedir import CourseDirectory
 from autograder.cli import main
 from autograder.course.course import Course
 from autograder.course.deadlines import submitted_at
+from autograder.pipeline import exchange_collect as exchange_collect_module
 from autograder.pipeline import handins
 from autograder.pipeline.collect import collect
 from autograder.pipeline.exchange_collect import SafeExchangeCollect
-from autograder.pipeline.export import export_frame
+from autograder.pipeline.export import export_frame, refusal_text
 from autograder.pipeline.grade_job import GradeJob
 from autograder.pipeline.handin_names import find_notebooks
-from autograder.pipeline.handins import HandinLimits, RefusedHandin, copy_handin
-from autograder.pipeline.refusals import load_refusals
+from autograder.pipeline.handins import HandinLimits, RefusedHandin, copy_handin, measure_handin
+from autograder.pipeline.refusals import (
+    Refusal,
+    live_refusals,
+    load_refusals,
+    record_refusals,
+    refusals_by_submission,
+)
 from autograder.pipeline.results import Status, SubmissionResult
 from autograder.pipeline.submission_files import read_notebooks
 from tests.support.course import ThrowawayCourse
+from tests.support.small_disk import small_disk
 
 ASSIGNMENT = "01_attention"
+MIB = 1 << 20
 
 
 def handin(folder: Path, notebook: str = '{"cells": []}', claimed: str = "2020-01-01 00:00:00.000000 UTC") -> Path:
@@ -85,16 +96,18 @@ def test_the_hand_in_folder_itself_may_not_be_a_link(tmp_path: Path) -> None:
 
 
 def test_a_file_turned_into_a_link_after_it_was_listed_is_refused(tmp_path: Path, monkeypatch) -> None:
-    """The race a careful attacker tries: listed as a file, swapped for a link before it is opened."""
+    """The race a careful attacker tries: measured and listed as a file, swapped for a link before it is opened."""
     secret = tmp_path / "solution.ipynb"
     secret.write_text("THE SOLUTION")
     source = handin(tmp_path / "in")
     notebook = source / f"{ASSIGNMENT}.ipynb"
     real_stat = os.stat
+    seen = []
 
     def stat_then_swap(path, *args, **kwargs):
         info = real_stat(path, *args, **kwargs)
-        if path == notebook.name and stat.S_ISREG(info.st_mode):
+        seen.append(path)
+        if path == notebook.name and seen.count(path) == 2:  # the copy's look, after the measure's
             notebook.unlink()
             notebook.symlink_to(secret)
         return info
@@ -120,7 +133,13 @@ def test_the_instructor_s_limits_refuse_too_many_files_or_bytes(tmp_path: Path) 
         copy_handin(source, tmp_path / "a", limits=HandinLimits(max_files=5))
     with pytest.raises(RefusedHandin, match="more than 4,000 bytes"):
         copy_handin(source, tmp_path / "b", limits=HandinLimits(max_bytes=4000))
-    copy_handin(source, tmp_path / "c", limits=HandinLimits(max_bytes=6000, max_files=6))
+    # Each file counts for the larger of its size and the disk it takes (4,096-byte blocks here).
+    counted = sum(handins.footprint(path.lstat()) for path in source.iterdir())
+    assert counted >= 5000 + 30 + 128
+    with pytest.raises(RefusedHandin, match="more than"):
+        copy_handin(source, tmp_path / "c", limits=HandinLimits(max_bytes=counted - 1, max_files=6))
+    assert not (tmp_path / "c").exists()
+    copy_handin(source, tmp_path / "c", limits=HandinLimits(max_bytes=counted, max_files=6))
 
 
 def test_folders_nested_too_deep_are_refused_not_walked(tmp_path: Path) -> None:
@@ -145,11 +164,11 @@ def test_an_lms_download_with_a_link_or_an_oversized_file_collects_the_rest(
     folder.mkdir()
     (folder / f"ann_1_{ASSIGNMENT}.ipynb").write_text(good)
     (folder / f"bob_2_{ASSIGNMENT}.ipynb").symlink_to(secret)
-    (folder / f"cy_3_{ASSIGNMENT}.ipynb").write_text(good + " " * 3000)
-    found = collect(folder, course, limits=HandinLimits(max_bytes=2000))
+    (folder / f"cy_3_{ASSIGNMENT}.ipynb").write_text(good + " " * 20000)
+    found = collect(folder, course, limits=HandinLimits(max_bytes=10000))
     assert [student for student, _, _ in found.collected] == ["ann"]
     reasons = {refusal.student: refusal.reason for refusal in found.refused}
-    assert "link" in reasons["bob"] and "2,000 bytes" in reasons["cy"], reasons
+    assert "link" in reasons["bob"] and "10,000 bytes" in reasons["cy"], reasons
     assert {r.student for r in load_refusals(course.grading.path)} == {"bob", "cy"}
     archive = tmp_path / "download.zip"
     with zipfile.ZipFile(archive, "w") as handle:
@@ -162,9 +181,17 @@ def test_an_lms_download_with_a_link_or_an_oversized_file_collects_the_rest(
     assert [refusal.student for refusal in found.refused] == ["eve"]
 
 
-def exchange_collect(course: Course, exchange: Path, update: bool = True) -> SafeExchangeCollect:
+def exchange_collect(
+    course: Course, exchange: Path, update: bool = True, submitted: str = "", **settings: object
+) -> SafeExchangeCollect:
+    """nbgrader's collect as formgrader runs it, with ``settings`` of ``SafeExchangeCollect`` (``max_bytes=...``);
+    ``submitted``: another submitted folder (relative to the course), whose parent then holds the staging."""
     config = course.config()
     config.Exchange.root = str(exchange)
+    if submitted:
+        config.CourseDirectory.submitted_directory = submitted
+    for name, value in settings.items():
+        setattr(config.SafeExchangeCollect, name, value)
     coursedir = CourseDirectory(config=config)
     coursedir.assignment_id = ASSIGNMENT
     app = SafeExchangeCollect(coursedir=coursedir, authenticator=Authenticator(config=config), config=config)
@@ -213,12 +240,15 @@ def test_a_collected_hand_in_is_replaced_only_by_a_later_good_one(tmp_path: Path
     os.mkfifo(bad / "pipe")
     exchange_collect(course, tmp_path / "exchange")
     assert (course.grading.submitted("ann", ASSIGNMENT) / f"{ASSIGNMENT}.ipynb").read_text() == "FIRST"
+    assert [r.found[-4:] for r in load_refusals(course.grading.path)] == ["bbbb"], "a live problem: her latest"
     time.sleep(0.05)
     handin(inbound / f"ann+{ASSIGNMENT}+2000-01-01 00:00:00.000000 UTC+cccc", notebook="THIRD")  # an old time claimed
     exchange_collect(course, tmp_path / "exchange")
     placed = course.grading.submitted("ann", ASSIGNMENT)
     assert (placed / f"{ASSIGNMENT}.ipynb").read_text() == "THIRD" and submitted_at(placed) > first
-    assert json.loads((course.grading.path / "refused_handins.json").read_text())[0]["found"].endswith("bbbb")
+    assert live_refusals(course.grading.path) == [], "a refusal of a hand-in older than the one taken is past history"
+    (kept,) = json.loads((course.grading.path / "refused_handins.json").read_text())  # kept, for the record
+    assert kept["found"].endswith("bbbb") and kept["superseded"] == submitted_at(placed).isoformat(), kept
 
 
 def test_the_export_lists_each_refusal_and_the_students_left_with_none(tmp_path: Path, throwaway_course) -> None:
@@ -230,6 +260,139 @@ def test_the_export_lists_each_refusal_and_the_students_left_with_none(tmp_path:
     frame = export_frame(course).set_index("student")
     assert frame.loc["cy", "status"] == "missing" and "refused" in frame.loc["cy", "reason"]
     assert "symbolic link" in frame.loc["cy", "refused"]
+
+
+def sparse(path: Path, size: int) -> Path:
+    """A file of ``size`` bytes that takes (almost) no disk: what a student makes with ``truncate -s``."""
+    with path.open("wb") as handle:
+        handle.truncate(size)
+    if path.lstat().st_blocks * 512 >= MIB:
+        pytest.skip(f"{path.parent} is on a filesystem that keeps no sparse files")
+    return path
+
+
+def test_a_file_counts_for_the_larger_of_its_size_and_the_disk_it_takes(tmp_path: Path, monkeypatch) -> None:
+    source = handin(tmp_path / "in")
+    sparse(source / "weights.bin", 63 * MIB)
+    opened = []
+    monkeypatch.setattr(handins._Walk, "file", lambda self, *args: opened.append(args))
+    with pytest.raises(RefusedHandin, match="more than 1,048,576 bytes") as refused:
+        copy_handin(source, tmp_path / "out", limits=HandinLimits(max_bytes=MIB))
+    assert refused.value.rule == "bytes" and opened == [], "a sparse hand-in over the limit must be refused unread"
+    assert not (tmp_path / "out").exists()
+    # The reverse: small files take whole blocks of disk, and count for them.
+    small = handin(tmp_path / "small")
+    for index in range(10):
+        (small / f"part{index}.txt").write_text("x")
+    infos = [path.lstat() for path in small.iterdir()]
+    apparent, taken = sum(info.st_size for info in infos), sum(info.st_blocks * 512 for info in infos)
+    if taken <= apparent:
+        pytest.skip("this filesystem gives small files no whole blocks")
+    assert measure_handin(small).bytes == sum(max(i.st_size, i.st_blocks * 512) for i in infos)
+    with pytest.raises(RefusedHandin, match="more than"):
+        measure_handin(small, limits=HandinLimits(max_bytes=(apparent + taken) // 2))
+
+
+def staged_bytes(grading: Path) -> int:
+    """The bytes of every file in collect's staging folders right now."""
+    return sum(path.lstat().st_size for path in grading.glob(".collect-*/**/*") if path.is_file())
+
+
+def test_a_flood_of_hand_ins_costs_collect_one_staged_copy_and_one_short_export_cell(
+    tmp_path: Path, throwaway_course: ThrowawayCourse, monkeypatch
+) -> None:
+    """30 good hand-ins of 1 MiB (Ann) and 30 sparse ones of 63 MiB (Bob): Ann's newest is the one copy made."""
+    course = throwaway_course(ASSIGNMENT)
+    inbound = tmp_path / "exchange" / "transformers-from-scratch" / "inbound"
+    for index in range(30):
+        if index == 29:
+            time.sleep(0.05)  # the newest, by the kernel's change time (its clock ticks in milliseconds)
+        folder = handin(inbound / f"ann+{ASSIGNMENT}+2026-01-01 10:00:00.000000 UTC+a{index:02}", f"ANN {index}")
+        (folder / "data.bin").write_bytes(bytes([index]) * MIB)
+    for index in range(30):
+        sparse(handin(inbound / f"bob+{ASSIGNMENT}+2026-01-01 10:00:00.000000 UTC+b{index:02}") / "w.bin", 63 * MIB)
+    copies, peak = [], [0]
+    real_copy = exchange_collect_module.copy_handin
+
+    def watched(source: Path, target: Path, *args, **kwargs):
+        copies.append(Path(source).name[-3:])
+        try:
+            return real_copy(source, target, *args, **kwargs)
+        finally:
+            peak[0] = max(peak[0], staged_bytes(course.grading.path))
+
+    monkeypatch.setattr(exchange_collect_module, "copy_handin", watched)
+    app = exchange_collect(course, tmp_path / "exchange", max_bytes=2 * MIB, max_handins=10)
+    assert (course.grading.submitted("ann", ASSIGNMENT) / f"{ASSIGNMENT}.ipynb").read_text() == "ANN 29"
+    assert copies == ["a29"], "only Ann's newest is copied; Bob's sparse ones are refused before a byte is staged"
+    assert MIB <= peak[0] < 2 * MIB, f"{peak[0]:,} bytes staged at once: more than one hand-in"
+    bob = [refusal.reason for refusal in app.refused if refusal.student == "bob"]
+    assert len(bob) == 11 and bob[0].startswith("20 older hand-ins not looked at"), bob[:2]
+    assert all("more than 2,097,152 bytes" in reason for reason in bob[1:])
+    assert any(r.student == "ann" for r in app.refused), "Ann's 20 older hand-ins are counted in one line"
+    assert {r.student for r in live_refusals(course.grading.path)} == {"bob"}, "Ann's taken hand-in supersedes"
+    cell = export_frame(course).set_index("student").loc["bob", "refused"]
+    assert len(cell) < 1000 and cell.endswith("and 8 more (grading/refused_handins.json)"), cell
+
+
+def test_a_full_disk_fails_that_hand_in_keeps_the_collected_copy_and_collects_the_others(
+    tmp_path: Path, throwaway_course: ThrowawayCourse, caplog: pytest.LogCaptureFixture
+) -> None:
+    course = throwaway_course(ASSIGNMENT)
+    disk = course.root / "small-disk"
+    with small_disk(disk, "4m"):
+        exchange = tmp_path / "exchange"
+        inbound = exchange / "transformers-from-scratch" / "inbound"
+        ann = disk / "submitted" / "ann" / ASSIGNMENT
+        first = handin(inbound / f"ann+{ASSIGNMENT}+2026-01-01 10:00:00.000000 UTC+aaaa", notebook="FIRST")
+        (first / "data.bin").write_bytes(b"1" * MIB)
+        exchange_collect(course, exchange, submitted="small-disk/submitted")
+        assert (ann / f"{ASSIGNMENT}.ipynb").read_text() == "FIRST"
+        free = os.statvfs(disk)
+        (disk / "filler").write_bytes(b"0" * (free.f_bavail * free.f_frsize - MIB // 2))  # half a MiB left
+        time.sleep(0.05)
+        second = handin(inbound / f"ann+{ASSIGNMENT}+2026-01-01 11:00:00.000000 UTC+bbbb", notebook="SECOND")
+        (second / "data.bin").write_bytes(b"2" * MIB)
+        handin(inbound / f"bob+{ASSIGNMENT}+2026-01-01 11:00:00.000000 UTC+cccc", notebook="BOB")
+        with caplog.at_level(logging.INFO):
+            exchange_collect(course, exchange, submitted="small-disk/submitted")
+        assert (ann / f"{ASSIGNMENT}.ipynb").read_text() == "FIRST" and (ann / "data.bin").read_bytes() == b"1" * MIB
+        assert (disk / "submitted" / "bob" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text() == "BOB"
+        assert "is full (No space left on device)" in caplog.text and "bbbb" not in caplog.text
+        assert not list(disk.glob(".collect-*")), "a staging folder was left on the full disk"
+        (refusal,) = load_refusals(disk)
+        assert refusal.student == "ann" and "disk is full" in refusal.reason
+        (disk / "filler").unlink()
+        exchange_collect(course, exchange, submitted="small-disk/submitted")
+        assert (ann / f"{ASSIGNMENT}.ipynb").read_text() == "SECOND" and live_refusals(disk) == []
+
+
+def test_a_refusal_older_than_the_hand_in_taken_is_superseded_and_a_newer_one_stays(tmp_path: Path) -> None:
+    taken = datetime(2026, 1, 1, 10, tzinfo=UTC)
+
+    def refusal(found: str, changed: datetime | None, student: str = "ann") -> Refusal:
+        return Refusal(student, ASSIGNMENT, "a link", found, "2026-01-01T12:00:00+00:00",
+                       changed.isoformat() if changed else "")  # fmt: skip
+
+    older, newer = refusal("old", taken - timedelta(minutes=1)), refusal("new", taken + timedelta(minutes=1))
+    same, lms, other = refusal("taken", taken), refusal("download.ipynb", None), refusal("x", taken, "bob")
+    record_refusals(tmp_path, [older, newer, same, lms, other])
+    assert len(load_refusals(tmp_path)) == 5, "nothing is taken yet: every refusal is a live problem"
+    record_refusals(tmp_path, [], {(ASSIGNMENT, "ann"): (taken, "taken")})
+    assert {entry.found for entry in live_refusals(tmp_path)} == {"new", "download.ipynb", "x"}
+    marks = {entry.found: entry.superseded for entry in load_refusals(tmp_path)}
+    assert marks["old"] == marks["taken"] == taken.isoformat() and marks["new"] == "", marks
+    assert set(refusals_by_submission(tmp_path)) == {(ASSIGNMENT, "ann"), (ASSIGNMENT, "bob")}
+    assert {r.found for r in refusals_by_submission(tmp_path)[ASSIGNMENT, "ann"]} == {"new", "download.ipynb"}
+
+
+def test_the_refused_cell_shows_the_newest_three_reasons_cut_short_and_counts_the_rest() -> None:
+    refusals = [Refusal("ann", ASSIGNMENT, f"reason {index} " + "x" * 5000, str(index), f"t{index:04}")
+                for index in range(1000)]  # fmt: skip
+    cell = refusal_text(refusals)
+    assert cell.startswith("t0999: reason 999 ") and "t0997: reason 997" in cell and "t0996" not in cell
+    assert cell.endswith("and 997 more (grading/refused_handins.json)") and len(cell) < 1000, len(cell)
+    assert refusal_text(refusals[:1]) == "t0000: reason 0 " + "x" * 190 + "…"  # 200 characters
 
 
 def named(suffix: str = "", notebook: str = ASSIGNMENT) -> str:

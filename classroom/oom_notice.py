@@ -1,0 +1,81 @@
+"""An IPython extension in every kernel on the hub: after the machine stopped one of the student's processes
+for going past their memory limit, the first cell the student runs in their next kernel (the restarted one, or
+a new one) says so, and why.
+
+JupyterLab shows only "the kernel appears to have died"; the cause is in the student's cgroup
+(:mod:`classroom.cgroups`), whose ``oom_kill`` count any process of theirs may read. The count
+this student's kernels have already reported is kept in their home's cache, so each kill is told once.
+A kernel outside a student's cgroup (an instructor's) does nothing. The notice is in the student's
+edition (English or Chinese), as the hub's student view gives it. Standard library only.
+"""
+
+import sys
+from pathlib import Path
+
+from classroom.cgroups import CGROUP_V1, GROUP, oom_kills, own_cgroup
+
+NOTICE = {
+    "en": "A kernel of yours was stopped by the machine: your notebooks together used more than the {limit} of "
+    "memory each student has on this hub, so the largest of them was ended (out of memory). Its variables "
+    "are gone: run the notebook's cells again from the top. To stay under the limit, close the notebooks "
+    "you are not using (File > Close and Shut Down Notebook) and use smaller batches or fewer examples.",
+    "zh": "你的一个内核被机器终止了：你的笔记本合计使用的内存超过了本平台给每位学生的 {limit}，"
+    "因此其中占用最多的一个被结束（内存不足）。它的变量已经丢失：请从头重新运行笔记本的单元格。"
+    "为了不超过上限，请关闭不用的笔记本（File > Close and Shut Down Notebook），并使用更小的批次或更少的样本。",
+}
+
+
+def notice_language() -> str:
+    """The student's edition as the hub published it (:mod:`classroom.student_view`), else English."""
+    try:
+        from classroom.student_view import read_view
+
+        view = read_view()
+    except Exception:  # noqa: BLE001 (the notice must be told even if the view cannot be read)
+        view = None
+    return view.language if view is not None and view.language in NOTICE else "en"
+
+
+def student_memory_cgroup() -> Path | None:
+    path = own_cgroup("memory")
+    if not path or f"/{GROUP}/" not in path:
+        return None
+    return CGROUP_V1 / "memory" / path.lstrip("/")
+
+
+def seen_file(cgroup: Path) -> Path:
+    """Where the count already told is kept (the student's own cache); named after the cgroup's inode, so that the
+    next server's new cgroup starts from 0."""
+    return Path.home() / ".cache" / "tfcourse" / f"oom-told-{cgroup.stat().st_ino}"
+
+
+def limit_text(cgroup: Path) -> str:
+    limit = int((cgroup / "memory.limit_in_bytes").read_text())
+    return f"{limit / 2**30:.1f} GiB"
+
+
+def unreported_kills(cgroup: Path) -> int:
+    """Kills in the student's cgroup that no kernel of theirs has told them about yet (and now counted as told)."""
+    kills, seen = oom_kills(cgroup), seen_file(cgroup)
+    try:
+        told = int(seen.read_text())
+    except (OSError, ValueError):
+        told = 0
+    if kills > told:
+        seen.parent.mkdir(parents=True, exist_ok=True)
+        seen.write_text(str(kills))
+    return kills - told
+
+
+def load_ipython_extension(ipython) -> None:
+    cgroup = student_memory_cgroup()
+    if cgroup is None:
+        return
+
+    def tell_once(*_) -> None:
+        if unreported_kills(cgroup) > 0:
+            notice = NOTICE[notice_language()].format(limit=limit_text(cgroup))
+            print(notice, file=sys.stderr, flush=True)  # before the cell's output
+        ipython.events.unregister("pre_run_cell", tell_once)
+
+    ipython.events.register("pre_run_cell", tell_once)

@@ -1,0 +1,79 @@
+"""The hub's spawner when per-student limits are on (:mod:`classroom.limits`): each student in their own cgroups."""
+
+import asyncio
+import os
+
+from jupyterhub.spawner import LocalProcessSpawner
+from traitlets import Instance, default
+
+from classroom.cgroups import StudentCgroups, oom_kills
+
+
+class LimitedSpawner(LocalProcessSpawner):
+    """LocalProcessSpawner that runs each limited server (``mem_limit`` or ``cpu_limit`` set) in its
+    user's own cgroups, and logs each out-of-memory kill there in the hub's log."""
+
+    cgroups = Instance(StudentCgroups)
+
+    @default("cgroups")
+    def _default_cgroups(self) -> StudentCgroups:
+        return StudentCgroups.under_this_process()
+
+    @default("poll_interval")
+    def _default_poll_interval(self) -> int:
+        return 10  # each poll also reads the cgroup's kill count: the hub's log says why within 10 s
+
+    oom_kills_logged = 0
+
+    @property
+    def limited(self) -> bool:
+        return bool(self.mem_limit or self.cpu_limit)
+
+    async def start(self) -> tuple[str, int]:
+        if self.limited:
+            self.cgroups.prepare(self.user.name, self.mem_limit, self.cpu_limit)
+            self.oom_kills_logged = oom_kills(self.cgroups.of(self.user.name)[0])
+            self.log.info("%s's server runs with %s", self.user.name, self.limits_text())
+        return await super().start()
+
+    def limits_text(self) -> str:
+        memory = f"{self.mem_limit / 2**30:.1f} GiB of memory" if self.mem_limit else "no memory limit"
+        cpu = f"{self.cpu_limit:g} CPU" if self.cpu_limit else "no CPU limit"
+        return f"{memory}, {cpu}"
+
+    def make_preexec_fn(self, name: str):
+        """Join the user's cgroups in the new process, as root, before it becomes the user and runs the server."""
+        become_user = super().make_preexec_fn(name)
+        if not self.limited:
+            return become_user
+        cgroups = self.cgroups
+
+        def preexec() -> None:
+            cgroups.join(name, os.getpid())
+            become_user()
+
+        return preexec
+
+    async def poll(self) -> int | None:
+        status = await super().poll()
+        if self.limited:
+            self.log_oom_kills()
+        return status
+
+    def log_oom_kills(self) -> None:
+        kills = oom_kills(self.cgroups.of(self.user.name)[0])
+        if kills > self.oom_kills_logged:
+            self.log.warning(
+                "%s's processes went past their memory limit (%s): the machine stopped %d of them (out of memory; "
+                "%d since their server started). Their notebook says so on its next cell.",
+                self.user.name, self.limits_text(), kills - self.oom_kills_logged, kills,
+            )  # fmt: skip
+            self.oom_kills_logged = kills
+
+    async def stop(self, now: bool = False) -> None:
+        await super().stop(now=now)
+        if self.limited:
+            self.log_oom_kills()
+            killed = await asyncio.to_thread(self.cgroups.remove, self.user.name)  # waits for the kills
+            if killed:
+                self.log.info("%s's server left %d process(es) running: ended them", self.user.name, len(killed))
