@@ -14,7 +14,7 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 # nbgrader runs helper programs (alembic) by name: the venv's bin must come first on PATH.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: install sandbox lab lab-zh instructor-lab data test test-fast release autograde lint clean-grading axe hub hub-students similarity-anchor
+.PHONY: install sandbox lab lab-zh instructor-lab data test test-fast release autograde lint clean-grading axe hub hub-students similarity-anchor benchmark-hub
 # The student release to open: EDITION=zh opens the Chinese one (notebooks_zh/). Not LANG, which
 # make reads from the environment (LANG=C.UTF-8 on most machines).
 EDITION ?= en
@@ -86,6 +86,9 @@ $(DOLOS): benchmarks/dolos/package.json benchmarks/dolos/package-lock.json
 
 similarity-anchor: install $(DOLOS)  ## Dolos beside the similarity report on the generated classes (docs/similarity.md)
 	$(BIN)/python -m benchmarks.similarity_anchor
+
+benchmark-hub: install  ## the hub's capacity ramp (root, minutes): N simulated students up to p95 cell latency 2 s; build/hub-capacity (HUB_CAPACITY_ARGS)
+	$(BIN)/python -m benchmarks.hub_capacity $(HUB_CAPACITY_ARGS)
 
 test: install sandbox $(AXE)  ## the whole test suite (what CI runs), on TEST_WORKERS parallel workers
 	@$(INSTALL_CHROMIUM)

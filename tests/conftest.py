@@ -131,7 +131,8 @@ HALVES = {"tests/browser/test_student_flow.py": "05"}
 # Modules that lay out the hub's test prefix (/srv/tfcourse-test) anew run one after the other, as one unit.
 SAME_PREFIX = {"tests/classroom/test_exchange_attacks.py": "tests/browser/test_classroom_hub.py",
                "tests/browser/test_classroom_hub_ngshare.py": "tests/browser/test_classroom_hub.py",
-               "tests/classroom/test_deadline_burst.py": "tests/browser/test_classroom_hub.py"}
+               "tests/classroom/test_deadline_burst.py": "tests/browser/test_classroom_hub.py",
+               "tests/test_hub_capacity.py": "tests/browser/test_classroom_hub.py"}
 # The units that take minutes (worker seconds in a CI-like run, 4 workers on 2 cores, rounded),
 # handed out first and longest first, so that none of them starts near the end of the run;
 # the rest follow by their number of tests.
