@@ -35,6 +35,8 @@ import os
 import platform
 import pwd
 import time
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -244,6 +246,13 @@ def ramp(options: argparse.Namespace) -> Ramp:
     return result
 
 
+def run_in_own_loop(coroutine: Coroutine):
+    """``asyncio.run`` in a thread of its own: the calling thread may already run a loop (Playwright's sync
+    API leaves one in the test worker that drove Chromium before)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def run_levels(result: Ramp, options: argparse.Namespace, hub_url: str, token: str, hub_pid: int | None,
                layout: HubLayout, notebooks: dict, pace: Pace, all_names: list[str], began: float) -> str:  # fmt: skip
     """The levels, one after another; why the ramp ended."""
@@ -263,7 +272,7 @@ def run_levels(result: Ramp, options: argparse.Namespace, hub_url: str, token: s
               f"MemAvailable {available / GIB:.1f} GiB", flush=True)  # fmt: skip
         started = time.monotonic()
         remaining = options.max_minutes * 60 - (started - began)
-        records, sampler, stopped = asyncio.run(run_level(
+        records, sampler, stopped = run_in_own_loop(run_level(
             hub_url, token, names, uids, notebooks, pace, options.stagger, int(options.memory_floor * GIB),
             remaining, hub_pid))  # fmt: skip
         level = summarize(names, records, sampler, available, left, time.monotonic() - started, layout,
