@@ -52,6 +52,13 @@ c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{port + 1}"
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{port + 2}"
 c.ConfigurableHTTPProxy.command = [str(layout.proxy)]
 c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
+# A hub restarted in the middle of a class (an upgrade, a crash, Ctrl-C and `make hub` again) leaves every student's
+# server and kernel running (JupyterHub's default, cleanup_servers=True, stops them all as the hub exits: every
+# student loses their variables), and the proxy too, so that running servers stay reachable while the hub is away.
+# The hub's next start, on the same state, finds its servers again in its database, ends the proxy its pid file names
+# and starts a fresh one with every route (tests/browser/test_classroom_hub.py restarts both mid-class).
+c.JupyterHub.cleanup_servers = False
+c.JupyterHub.cleanup_proxy = False
 c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
 

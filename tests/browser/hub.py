@@ -34,7 +34,7 @@ EXTRA_CONFIG = """\
 c.JupyterHub.services = [{{"name": "{service}", "api_token": "{token}"}}]
 c.JupyterHub.load_roles = [{{
     "name": "{service}",
-    "scopes": ["admin:users", "admin:servers", "access:servers", "read:users"],
+    "scopes": ["admin:users", "admin:servers", "access:servers", "read:users", "tokens"],
     "services": ["{service}"],
 }}]
 """
@@ -53,9 +53,10 @@ class Hub:
     layout: HubLayout
     port: int
     token: str
-    process: subprocess.Popen
+    process: subprocess.Popen | None  # None until :meth:`relaunch` starts it
     log: Path
     state: Path
+    auth: str = "pam"
 
     @property
     def url(self) -> str:
@@ -131,8 +132,49 @@ class Hub:
     def log_tail(self, characters: int = 6000) -> str:
         return self.log.read_text(errors="replace")[-characters:]
 
+    def stop_process(self) -> None:
+        """The hub's process alone (SIGTERM, as Ctrl-C on ``make hub`` or a service manager sends): what it leaves
+        running (servers, kernels, the proxy) is the configuration's choice (``cleanup_servers``, ``cleanup_proxy``)."""
+        self.process.terminate()
+        self.process.wait(timeout=180)  # it stops its managed services one by one first (60 s measured, 2 services)
+
+    def stop_proxy(self) -> None:
+        """The proxy, by its pid file, as an administrator would end it."""
+        proxy_pid = self.state / "proxy.pid"
+        if proxy_pid.exists():
+            end_processes([int(proxy_pid.read_text().strip() or 0)])
+
+    def relaunch(self, timeout: float = 120) -> None:
+        """The hub started again on the same state, ports and token, its output appended to the same log."""
+        environment = {**os.environ, "TFCOURSE_HUB_PREFIX": str(self.layout.prefix),
+                       "TFCOURSE_HUB_PORT": str(self.port), "TFCOURSE_HUB_AUTH": self.auth,
+                       "TFCOURSE_HUB_EXTRA_CONFIG": str(self.state / "test_config.py"),
+                       "TFCOURSE_HUB_STATE": str(self.state)}  # fmt: skip
+        self.log.parent.mkdir(parents=True, exist_ok=True)  # another run may have cleared the artifacts meanwhile
+        with self.log.open("a") as handle:
+            self.process = subprocess.Popen(
+                [str(self.layout.env / "bin" / "jupyterhub"), "-f", str(CONFIG)],
+                cwd=self.state, env=environment, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.request("hub/api/", timeout=5)
+                return
+            except (urllib.error.URLError, ConnectionError):
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    end_processes([self.process.pid])
+                    self.process.wait(timeout=30)
+                    exit_status = self.process.poll()
+                    raise RuntimeError(f"the hub did not start (exit {exit_status}):\n{self.log_tail()}") from None
+                time.sleep(0.5)
+
     def stop(self) -> None:
-        for user in self.request("hub/api/users"):
+        try:
+            users = self.request("hub/api/users")
+        except (urllib.error.URLError, ConnectionError):  # the hub is down (a restart that failed): nothing to ask
+            users = []
+        for user in users:
             if user.get("server"):
                 try:
                     self.request(f"hub/api/users/{user['name']}/server", method="DELETE")
@@ -149,6 +191,22 @@ class Hub:
         proxy_pid = self.state / "proxy.pid"
         if proxy_pid.exists():
             end_processes([int(proxy_pid.read_text().strip() or 0)])
+        # The hub leaves servers running as it exits (cleanup_servers=False): those the API could not stop (the hub
+        # was down, or one outlived a restart) are found by the hub they answer to, and ended with their kernels.
+        end_processes([process.pid for process in self.servers_still_running()])
+
+    def servers_still_running(self) -> list[psutil.Process]:
+        """The single-user servers (and what they started) whose hub's API is this hub's."""
+        api = f"http://127.0.0.1:{self.port + 1}/"
+        found = []
+        for process in psutil.process_iter(["cmdline"]):
+            try:
+                server = any("jupyterhub-singleuser" in part for part in process.info["cmdline"] or [])
+                if server and process.environ().get("JUPYTERHUB_API_URL", "").startswith(api):
+                    found += [process, *process.children(recursive=True)]
+            except psutil.Error:
+                continue
+        return found
 
 
 def execute(url: str, token: str, code: str, timeout: float) -> str:
@@ -203,28 +261,11 @@ def start_hub(layout: HubLayout, log: Path, auth: str = "pam", state: Path | Non
     """The course's hub on free ports, logging in with ``auth``, its database and secrets in ``state``."""
     port, token, state = free_port_block(), secrets.token_hex(16), state or layout.state
     state.mkdir(mode=0o700, exist_ok=True)
-    extra = state / "test_config.py"
-    extra.write_text(EXTRA_CONFIG.format(service=SERVICE, token=token))
-    environment = {**os.environ, "TFCOURSE_HUB_PREFIX": str(layout.prefix), "TFCOURSE_HUB_PORT": str(port),
-                   "TFCOURSE_HUB_EXTRA_CONFIG": str(extra), "TFCOURSE_HUB_AUTH": auth,
-                   "TFCOURSE_HUB_STATE": str(state)}  # fmt: skip
-    with log.open("w") as handle:
-        process = subprocess.Popen(
-            [str(layout.env / "bin" / "jupyterhub"), "-f", str(CONFIG)],
-            cwd=state, env=environment, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-    hub = Hub(layout, port, token, process, log, state)
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            hub.request("hub/api/", timeout=5)
-            return hub
-        except (urllib.error.URLError, ConnectionError):
-            if process.poll() is not None or time.monotonic() > deadline:
-                end_processes([process.pid])
-                process.wait(timeout=30)
-                raise RuntimeError(f"the hub did not start (exit {process.poll()}):\n{hub.log_tail()}") from None
-            time.sleep(0.5)
+    (state / "test_config.py").write_text(EXTRA_CONFIG.format(service=SERVICE, token=token))
+    log.write_text("")
+    hub = Hub(layout, port, token, None, log, state, auth)
+    hub.relaunch(timeout)
+    return hub
 
 
 def free_port_block() -> int:

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import nbformat
 import pandas as pd
+import psutil
 import pytest
 import websocket
 
@@ -605,3 +606,93 @@ def test_an_idle_server_is_culled_and_the_student_s_work_kept(class_run: ClassRu
         time.monotonic() - started, 1
     )
     (artifacts / "hub" / "timings.json").write_text(json.dumps(class_run.seconds, indent=1))
+
+
+# In a kernel of B's: a variable, an edit to B's notebook, and a thread that hands 01 in with nbgrader's submit once
+# the hub's own API refuses connections (the hub is down), then leaves a mark in B's home for the test to see.
+HOLD_AND_HAND_IN_WHILE_THE_HUB_IS_DOWN = """\
+import os, pathlib, socket, subprocess, threading, time
+import nbformat
+held = 'set before the restart'
+notebook = pathlib.Path.home() / {assignment!r} / ({assignment!r} + '.ipynb')
+edited = nbformat.read(notebook, as_version=4)
+edited.cells.append(nbformat.v4.new_markdown_cell('Written before the hub restarted.'))
+nbformat.write(edited, notebook)  # a change: the course's submit refuses one identical to the last hand-in
+def hand_in_while_the_hub_is_down():
+    global handed_in
+    while True:
+        try:
+            socket.create_connection(('127.0.0.1', {hub_api_port}), timeout=1).close()
+        except OSError:
+            break
+        time.sleep(0.2)
+    done = subprocess.run(['nbgrader', 'submit', {assignment!r}], cwd=os.path.expanduser('~'), capture_output=True,
+                          text=True)
+    handed_in = done.stdout + done.stderr + f'exit {{done.returncode}}'
+    pathlib.Path.home().joinpath({mark!r}).write_text(handed_in)
+threading.Thread(target=hand_in_while_the_hub_is_down, daemon=True).start()
+"""
+HANDED_IN_MARK = ".handed-in-while-the-hub-was-down"
+
+
+def processes_of(user: str) -> list[psutil.Process]:
+    return [process for process in psutil.process_iter(["username"]) if process.info["username"] == user]
+
+
+def execute_until_routed(hub: Hub, user: str, kernel: str, code: str, timeout: float = 60) -> str:
+    """``code`` in the kernel once the proxy routes to its server again (the hub restores routes after its API)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return execute(kernel_url(hub, user, kernel), hub.token, code, timeout=60)
+        except (websocket.WebSocketException, OSError) as error:
+            assert time.monotonic() < deadline, f"{user}'s kernel unreachable through the proxy: {error!r}"
+            time.sleep(1)
+
+
+def test_the_hub_and_proxy_restarted_mid_class_keep_servers_kernels_and_hand_ins(class_run: ClassRun) -> None:
+    """The hub's process is stopped (SIGTERM) while B's kernel holds a variable; the proxy it leaves running still
+    reaches that kernel; a thread in it hands 01 in while the hub is down; the proxy is ended; both start again on
+    the same state and ports. B's kernel still holds the variable (through the new proxy), and the hand-in made
+    while the hub was away is in the exchange and collected, byte for byte."""
+    hub, started = class_run.hub, time.monotonic()
+    inbound = hub.layout.exchange / "transformers-from-scratch" / "inbound"
+    before = set(inbound.glob(f"{BOB}+{ASSIGNMENT}+*"))
+    mark = Path(f"/home/{BOB}") / HANDED_IN_MARK
+    mark.unlink(missing_ok=True)
+    hub.start_server(BOB)
+    kernel = hub.request(f"user/{BOB}/api/kernels", method="POST", body={"name": "python3"})["id"]
+    code = HOLD_AND_HAND_IN_WHILE_THE_HUB_IS_DOWN.format(hub_api_port=hub.port + 1, assignment=ASSIGNMENT,
+                                                         mark=HANDED_IN_MARK)  # fmt: skip
+    execute(kernel_url(hub, BOB, kernel), hub.token, code, timeout=120)
+    hub.stop_process()
+    down = time.monotonic()
+    try:
+        assert processes_of(BOB), "B's server ended with the hub: is JupyterHub.cleanup_servers False?"
+        during = execute(kernel_url(hub, BOB, kernel), hub.token, "print(held)", timeout=60)
+        assert during == "set before the restart\n", f"through the proxy left running, B's kernel printed {during!r}"
+        while not mark.exists():
+            assert processes_of(BOB), "B's server ended while the hub was down: nothing kept it running"
+            assert time.monotonic() - down < 120, "B's kernel did not hand in within 120 s of the hub going down"
+            time.sleep(0.5)
+        hub.stop_proxy()
+    finally:
+        hub.relaunch()
+    away = round(time.monotonic() - down, 1)
+    try:
+        kept = execute_until_routed(hub, BOB, kernel, "print(held)\nprint(handed_in)")
+    finally:
+        hub.request(f"user/{BOB}/api/kernels/{kernel}", method="DELETE")
+    assert kept.startswith("set before the restart\n"), f"after the restart B's kernel printed {kept!r}"
+    assert "Submitted as" in kept and kept.rstrip().endswith("exit 0"), f"B's hand-in while the hub was down: {kept}"
+    new = set(inbound.glob(f"{BOB}+{ASSIGNMENT}+*")) - before
+    assert len(new) == 1, f"expected one new hand-in of B's in the exchange, found {len(new)}"
+    collect = ["nbgrader", "collect", "--update", f"--student={BOB}", ASSIGNMENT]
+    shell(class_run, TEACHER, collect, cwd=str(class_run.course))
+    collected = class_run.course / "grading" / "submitted" / BOB / ASSIGNMENT
+    home = Path(f"/home/{BOB}/{ASSIGNMENT}/{ASSIGNMENT}.ipynb").read_bytes()  # with the edit: only the new hand-in
+    assert (collected / f"{ASSIGNMENT}.ipynb").read_bytes() == home, "the collected notebook is not B's latest"
+    class_run.seconds[f"hub and proxy restart (hub away {away} s), hand-in kept and collected"] = round(
+        time.monotonic() - started, 1
+    )
+    (class_run.artifacts / "timings.json").write_text(json.dumps(class_run.seconds, indent=1))
