@@ -58,13 +58,15 @@ sandbox:  ## bubblewrap, with which `grade` hides the course from student code (
 		fi; }
 
 # Debian's chromium, which the browser test drives (Playwright's own browser download needs a
-# network the course machines lack): installed with apt when run as root, like `sandbox` does.
-INSTALL_CHROMIUM = command -v chromium >/dev/null 2>&1 || { \
+# network the course machines lack), and a CJK font for the Chinese edition's pages (without one,
+# the hub test's screenshots of a Chinese student's JupyterLab show empty boxes): installed with
+# apt when run as root, like `sandbox` does.
+INSTALL_CHROMIUM = { command -v chromium >/dev/null 2>&1 && fc-list :lang=zh 2>/dev/null | grep -q .; } || { \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		apt-get update -qq && apt-get install -y -qq chromium; \
+		apt-get update -qq && apt-get install -y -qq chromium fonts-wqy-microhei; \
 	else \
-		echo "note: chromium is missing: the browser test skips (and fails in CI)."; \
-		echo "      Install it with your package manager (Debian/Ubuntu: sudo apt-get install chromium)."; \
+		echo "note: chromium or a CJK font is missing: the browser test skips without chromium (and fails in CI)."; \
+		echo "      Install them with your package manager (Debian/Ubuntu: sudo apt-get install chromium fonts-wqy-microhei)."; \
 	fi; }
 
 # axe-core, which the book's test injects into the reader edition's pages (package.json pins it).

@@ -20,7 +20,7 @@ from stat import S_ISGID, S_IWGRP
 
 from nbgrader.exchange.default.fetch_assignment import ExchangeFetchAssignment
 from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
-from traitlets import Unicode
+from traitlets import HasTraits, Unicode
 
 from classroom.student_view import ENGLISH, LANGUAGES, read_view
 
@@ -54,28 +54,33 @@ class EditionRelease(ExchangeReleaseAssignment):
             self.log.info("Released the %s edition too: %s", language, ", ".join(p.name for p in dest.iterdir()))
 
 
-class EditionFetch(ExchangeFetchAssignment):
-    """nbgrader's fetch; for a student of a translated edition, that edition's notebooks in place of the English."""
+class EditionChoice(HasTraits):
+    """A fetch's choice of edition (for a fetch class, whose ``log`` it uses): the student's own setting, else the
+    roster's (the hub's student view), else English."""
 
     edition = Unicode(
         "", help="The edition to fetch ('zh': Chinese, 'en': English); empty: the roster's, else English"
     ).tag(config=True)
 
-    def student_edition(self) -> str:
-        if self.edition:
-            return self.edition
+    def translated_edition(self) -> str | None:
+        """The translated edition this student fetches; None for English, or for an unknown one (said in the log)."""
         view = read_view()
-        return view.language if view else ENGLISH
+        language = self.edition or (view.language if view else ENGLISH)
+        if language not in LANGUAGES:
+            self.log.warning("Edition %r unknown (known: %s): you have the English notebooks", language, LANGUAGES)
+            return None
+        return None if language == ENGLISH else language
+
+
+class EditionFetch(EditionChoice, ExchangeFetchAssignment):
+    """nbgrader's fetch; for a student of a translated edition, that edition's notebooks in place of the English."""
 
     def copy_files(self) -> None:
         dest = Path(self.dest_path)
         had = {notebook.name for notebook in dest.glob("*.ipynb")} if dest.is_dir() else set()
         super().copy_files()
-        language, assignment = self.student_edition(), self.coursedir.assignment_id
-        if language not in LANGUAGES:
-            self.log.warning("Edition %r unknown (known: %s): you have the English notebooks", language, LANGUAGES)
-            return
-        if language == ENGLISH:
+        language, assignment = self.translated_edition(), self.coursedir.assignment_id
+        if language is None:
             return
         translated = translated_release(self.outbound_path, language, assignment)
         if not translated.is_dir():

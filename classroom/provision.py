@@ -18,6 +18,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from autograder.course.settings import CELL_TIMEOUT_SECONDS
 from classroom.layout import COURSE_ID, DEFAULT_PREFIX, INSTRUCTORS, STUDENTS, HubLayout
 from classroom.system_users import ensure_group, ensure_service_user, ensure_user
 
@@ -48,6 +49,7 @@ RUNTIME_PARTS = (
     "classroom/cgroups.py", "classroom/oom_notice.py",  # a kernel stopped for memory says why on the next cell
     # The student view: DUE_DATES.md, the Chinese edition on Fetch, a late or unchanged submit asked about first.
     "classroom/student_view.py", "classroom/due_dates_view.py", "classroom/fetch_edition.py",
+    "classroom/ngshare_edition.py",
     "classroom/submit_guard.py",
 )  # fmt: skip
 # The exchange's course folder and its parts: root:instructors, so that no student can create,
@@ -197,7 +199,10 @@ def write_config(layout: HubLayout, exchange: str = "filesystem") -> None:
     (common / "nbgrader_config.py").write_text(
         "# Written by classroom/provision.py: the nbgrader settings every user of the hub shares.\n"
         "c = get_config()  # noqa: F821\n"
-        f"c.CourseDirectory.course_id = {COURSE_ID!r}\n" + EXCHANGE_SETTINGS[exchange].format(root=str(layout.exchange))
+        f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
+        "# A student's Validate allows each cell what grading allows (nbgrader's own default is 30 s: on a busy hub a\n"
+        "# training cell of 06 passed it, and the validation failed where grading would not).\n"
+        f"c.Execute.timeout = {CELL_TIMEOUT_SECONDS}\n" + EXCHANGE_SETTINGS[exchange].format(root=str(layout.exchange))
     )
     layout.exchange_choice.write_text(exchange)
     student = layout.role_config("student")
@@ -234,6 +239,10 @@ NGSHARE_SETTINGS = (
     "ngshare_exchange.configureExchange(c, os.environ['TFCOURSE_NGSHARE_URL'])\n"
     "# ngshare-exchange's submit, after the check collect makes (the limits below, plain files and folders only).\n"
     "c.ExchangeFactory.submit = 'classroom.student_submit.CheckedNgshareSubmit'\n"
+    "# The Chinese notebooks released inside each assignment; a student of that edition fetches them.\n"
+    "c.ExchangeFactory.release_assignment = 'classroom.ngshare_edition.EditionRelease'\n"
+    "c.ExchangeFactory.fetch_assignment = 'classroom.ngshare_edition.EditionFetch'\n"
+    "c.ExchangeFactory.list = 'classroom.ngshare_edition.EditionList'\n"
     "# The hand-in limits: the instructors' collect refuses past them and every student's submit checks\n"
     "# them first, both from config/common/nbgrader_config.py (defaults: autograder/pipeline/handins.py):\n"
     "# set them there, which every user reads, and nowhere else:\n"

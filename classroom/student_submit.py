@@ -67,6 +67,15 @@ MESSAGE_DISK_FULL = {
     "请告知教师，待有空间后重新提交。",
 }
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+# ngshare-exchange's submit logs "Failed to submit." and returns when ngshare does not answer (restarting, down):
+# nbgrader would then say nothing more, and the Assignments tab would show the submit as done.
+MESSAGE_NOT_CONFIRMED = {
+    "en": "Not confirmed: the course's exchange (ngshare) did not answer this hand-in (it may be restarting). "
+    "Your earlier hand-in (if any) is kept as it was: submit again in a minute, and tell your instructor if this "
+    "message comes back.",
+    "zh": "未确认：课程的交换服务（ngshare）没有回应本次提交（它可能正在重启）。你之前的提交（如有）保持不变："
+    "请一分钟后重新提交；如果再次看到这条消息，请告知教师。",
+}
 MESSAGE = {
     "en": "Not handed in: {reason}. Nothing was handed in: remove or fix it and submit again (the limits: "
     "{limits.max_bytes:,} bytes, {limits.max_files} files and folders, plain files and folders only).",
@@ -213,6 +222,16 @@ def __getattr__(name: str) -> type:
         def copy_files(self) -> None:
             self.check_handin(self.src_path, None, self.left_out)  # before a file is read or a byte uploaded
             super().copy_files()
+            if self.timestamp is None:  # ngshare did not answer: ngshare-exchange logged an error and returned
+                self.fail(MESSAGE_NOT_CONFIRMED[student_edition(self.notebook)])
+
+        def _get_assignment_notebooks(self, course_id: str, assignment_id: str) -> list[str] | None:
+            """The released notebooks the hand-in is checked against, without the translated editions' (they are
+            fetched in the English ones' place, :mod:`classroom.ngshare_edition`, never handed in beside them)."""
+            from classroom.ngshare_edition import is_edition_path
+
+            released = super()._get_assignment_notebooks(course_id, assignment_id)
+            return None if released is None else [path for path in released if not is_edition_path(path)]
 
         def left_out(self, folder: str, names: list[str]) -> set[str]:
             """What ngshare-exchange's upload leaves out: plain files its per-file patterns match (a pipe it

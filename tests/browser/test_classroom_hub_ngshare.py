@@ -21,30 +21,46 @@ Root only (system users, a hub running servers as them): elsewhere it skips and 
 import ipaddress
 import json
 import os
+import pwd
+import shutil
 import socket
+import sqlite3
+import statistics
 import struct
+import subprocess
+import tempfile
+import time
+import traceback
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import nbformat
 import pandas as pd
+import psutil
 import pytest
 
 from autograder.course.deadlines import submitted_at
 from autograder.course.notebooks import reference_answers
 from autograder.course.settings import source_notebook
 from classroom.layout import COURSE_ID, INSTRUCTORS, STUDENTS
+from classroom.roster import save_languages
+from classroom.student_submit import MESSAGE_NOT_CONFIRMED
+from classroom.student_view import VIEW_FOLDER, VIEW_VARIABLE
+from classroom.system_users import ensure_user, remove_user
 from tests.browser.assignments_page import AssignmentsTab, log_in
 from tests.browser.test_classroom_hub import (
     ClassRun,
     answers_notebook,
     hub_class,
     open_feedback,
+    published_language,
     release_in_formgrader,
     score_shown,
     shell,
+    wait_for,
 )
+from tfcourse.language import notebook_edition
 
 pytestmark = pytest.mark.slow
 ASSIGNMENT = "01_attention"
@@ -59,6 +75,7 @@ def ngshare_run(browser, artifacts: Path) -> Iterator[ClassRun]:
     folder = artifacts / "hub-ngshare"
     folder.mkdir(parents=True, exist_ok=True)
     with hub_class({TEACHER: INSTRUCTORS, ADA: STUDENTS, MAL: STUDENTS}, folder, exchange="ngshare") as run:
+        save_languages(run.hub.layout.state, {MAL: "zh"})  # the roster's language column, as make hub-students keeps it
         play(run, browser)
         yield run
 
@@ -141,7 +158,12 @@ def shell_output(run: ClassRun, user: str, command: list[str], cwd: str = "~") -
 def attack(run: ClassRun) -> None:
     """Mal: fetch, then hand in as Ada, with a claimed time, a link to the solution; overwrite the release."""
     tried: dict[str, str] = {}
+    wait_for(lambda: published_language(run, MAL) == "zh", "the hub to publish Mal's language")
     tried["fetch"] = shell_output(run, MAL, ["nbgrader", "fetch_assignment", ASSIGNMENT])
+    for student in (ADA, MAL):
+        folder = Path(f"/home/{student}/{ASSIGNMENT}")
+        run.fetched_edition[student] = notebook_edition(folder / f"{ASSIGNMENT}.ipynb")
+        run.feedback_page[f"{student} fetched"] = json.dumps(sorted(path.name for path in folder.iterdir()))
     write(run, MAL, f"{ASSIGNMENT}/timestamp.txt", FORGED)  # uploaded with the hand-in: the server's must win
     tried["submit as Ada"] = shell_output(run, MAL, ["nbgrader", "submit", ASSIGNMENT, f"--student={ADA}"])
     tried["submit with a claimed time"] = shell_output(
@@ -209,6 +231,15 @@ def test_release_to_feedback_through_ngshare(ngshare_run: ClassRun) -> None:
     assert (ngshare_run.artifacts / "ada-fetched.ipynb").read_text() == release, "Ada fetched a changed notebook"
 
 
+def test_a_chinese_student_fetches_the_chinese_notebook_through_ngshare(ngshare_run: ClassRun) -> None:
+    """Mal's roster entry says Chinese: ngshare's fetch gives Mal the Chinese notebook, and Ada the English one;
+    neither gets the translated editions' folder the release carries inside the assignment."""
+    assert ngshare_run.fetched_edition == {ADA: None, MAL: "zh"}, ngshare_run.fetched_edition
+    for student in (ADA, MAL):
+        fetched = json.loads(ngshare_run.feedback_page[f"{student} fetched"])
+        assert ".editions" not in fetched, f"{student}'s fetched folder holds the translated editions: {fetched}"
+
+
 def test_nobody_hands_in_as_another_or_gets_another_s_feedback(ngshare_run: ClassRun) -> None:
     tried = attacks(ngshare_run)
     assert "explicit student ID is not possible" in tried["submit as Ada"], tried["submit as Ada"]
@@ -223,8 +254,9 @@ def test_the_hand_in_time_is_the_server_s_and_links_are_not_followed(ngshare_run
     taken = submitted_at(ngshare_run.course / "grading" / "submitted" / MAL / ASSIGNMENT)
     assert taken is not None and abs((datetime.now(UTC) - taken).total_seconds()) < 1800, taken
     link = attacks(ngshare_run)["submit a link to the solution"]
-    # refused by the student-side submit's own check, or else read with Mal's own rights: permission denied
-    assert ("symbolic link" in link or "Permission" in link) and "Submitted as" not in link, link
+    # refused by the student-side submit's own check, in Mal's edition (Chinese), or else read with Mal's own rights
+    refused = "未提交：./solution.ipynb 是符号链接" in link or "Permission" in link
+    assert refused and "Submitted as" not in link, link
     collected = ngshare_run.course / "grading" / "submitted" / MAL / ASSIGNMENT
     assert not (collected / "solution.ipynb").exists()
 
@@ -266,3 +298,264 @@ def test_no_token_in_the_hub_s_output(ngshare_run: ClassRun) -> None:
     log = ngshare_run.hub.log.read_text(errors="replace")
     assert "ngshare" in log, "the hub's output does not cover ngshare"
     assert token not in log, "a student's hub token is in the hub's output"
+
+
+BURST = [f"tfng-burst{index:02d}" for index in range(12)]
+BURST_GAP = 0.5  # seconds between two students' submits: the burst outlasts the kill
+NOT_CONFIRMED = MESSAGE_NOT_CONFIRMED["en"].split("(it may")[0]  # what a student whose upload ngshare missed reads
+
+
+def enrol(run: ClassRun, students: list[str]) -> dict[str, str]:
+    """Each student a system user, a hub user with a token of their own, and a student of the course in ngshare
+    (added by the instructor, from their server, through ngshare's API); each student's token."""
+    tokens = {}
+    for student in students:
+        ensure_user(student, STUDENTS)
+        run.hub.user(student)
+        tokens[student] = run.hub.request(f"hub/api/users/{student}/tokens", method="POST", body={"note": "burst"})[
+            "token"
+        ]
+    roster = [{"username": s, "first_name": s, "last_name": "burst", "email": f"{s}@example.org"} for s in students]
+    code = (
+        "import json, os, requests\n"
+        f"url = os.environ['TFCOURSE_NGSHARE_URL'] + '/students/{COURSE_ID}'\n"
+        "headers = {'Authorization': 'token ' + os.environ['JUPYTERHUB_API_TOKEN']}\n"
+        f"print(requests.post(url, headers=headers, data={{'students': json.dumps({roster!r})}}).json()['success'])\n"
+    )
+    assert run.hub.run_as(TEACHER, code).strip() == "True", "ngshare did not enrol the burst's students"
+    return tokens
+
+
+def hand_out(run: ClassRun, student: str) -> bytes:
+    """01 in the student's home, with a line of their own (each hand-in tells whose it is); its bytes."""
+    notebook = nbformat.read(run.course / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
+    notebook.cells.append(nbformat.v4.new_markdown_cell(f"Handed in by {student} in the burst."))
+    account = pwd.getpwnam(student)
+    folder = Path(account.pw_dir) / ASSIGNMENT
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{ASSIGNMENT}.ipynb"
+    path.write_text(nbformat.writes(notebook))
+    for owned in (folder, path):
+        os.chown(owned, account.pw_uid, account.pw_gid)
+    return path.read_bytes()
+
+
+def student_environment(run: ClassRun, student: str, token: str) -> dict[str, str]:
+    """What the student's server (and its terminal) has: the student's settings, ngshare's address, their token."""
+    layout, account = run.hub.layout, pwd.getpwnam(student)
+    return {
+        "HOME": account.pw_dir, "USER": student, "LOGNAME": student, "JUPYTERHUB_USER": student,
+        "JUPYTERHUB_API_TOKEN": token, "PATH": f"{layout.env / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+        "JUPYTER_CONFIG_PATH": os.pathsep.join(str(layout.role_config(role)) for role in ("student", "common")),
+        "TFCOURSE_NGSHARE_URL": f"http://127.0.0.1:{run.hub.port + 3}/services/ngshare",
+        VIEW_VARIABLE: str(layout.prefix / VIEW_FOLDER),
+    }  # fmt: skip
+
+
+def submit_as(run: ClassRun, student: str, token: str) -> subprocess.Popen:
+    """``nbgrader submit 01`` as the student's system account, in their server's environment. Its output is the
+    student's view of the hand-in."""
+    layout, account = run.hub.layout, pwd.getpwnam(student)
+    environment = student_environment(run, student, token)
+    return subprocess.Popen(
+        [str(layout.env / "bin" / "nbgrader"), "submit", ASSIGNMENT], cwd=account.pw_dir, env=environment,
+        user=account.pw_uid, group=account.pw_gid, extra_groups=os.getgrouplist(student, account.pw_gid),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+
+
+def ngshare_process(run: ClassRun) -> psutil.Process | None:
+    """This hub's ngshare (its database is under this hub's prefix), if one runs."""
+    database = str(run.hub.layout.ngshare_state / "ngshare.db")
+    for process in psutil.process_iter(["cmdline"]):
+        if any(database in part for part in process.info["cmdline"] or []):
+            return process
+    return None
+
+
+def stored_submissions(run: ClassRun) -> int:
+    """The submissions ngshare's database holds (read as root, read-only; 0 while it is busy writing)."""
+    database = run.hub.layout.ngshare_state / "ngshare.db"
+    try:
+        with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=1) as connection:
+            return connection.execute("SELECT count(*) FROM submissions").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def listed_submissions(run: ClassRun) -> dict[str, list[str]]:
+    """What ngshare lists to the instructor: student -> the times of their submissions of 01."""
+    code = (
+        "import json, os, requests\n"
+        f"url = os.environ['TFCOURSE_NGSHARE_URL'] + '/submissions/{COURSE_ID}/{ASSIGNMENT}'\n"
+        "answer = requests.get(url, headers={'Authorization': 'token ' + os.environ['JUPYTERHUB_API_TOKEN']}).json()\n"
+        "print(json.dumps(answer['submissions']))\n"
+    )
+    listed: dict[str, list[str]] = {}
+    for entry in json.loads(run.hub.run_as(TEACHER, code)):
+        listed.setdefault(entry["student_id"], []).append(entry["timestamp"])
+    return listed
+
+
+def burst_with_ngshare_killed(run: ClassRun, tokens: dict[str, str]) -> tuple[dict[str, str], float, int]:
+    """Each student's submit started ``BURST_GAP`` apart; ngshare killed (SIGKILL, as a crash) once 3 of theirs are
+    stored. What each student saw, when the kill fell, the pid killed."""
+    stored_before, victim = stored_submissions(run), ngshare_process(run)
+    assert victim is not None, "no ngshare process found for this hub"
+    burst, killed_at, started = {}, None, time.monotonic()
+    for student in [*BURST, None]:  # None: the burst is out, wait for the kill
+        if student is not None:
+            burst[student] = submit_as(run, student, tokens[student])
+        deadline = time.monotonic() + (BURST_GAP if student is not None else 300)
+        while time.monotonic() < deadline and (student is not None or killed_at is None):
+            if killed_at is None and stored_submissions(run) >= stored_before + 3:
+                victim.kill()
+                killed_at = time.monotonic()
+            time.sleep(0.05)
+    assert killed_at is not None, f"3 of the burst's hand-ins were not stored in {time.monotonic() - started:.0f} s"
+    saw = {student: seen(process) for student, process in burst.items()}
+    return saw, killed_at, victim.pid
+
+
+def seen(submit: subprocess.Popen) -> str:
+    """What the student's submit printed, and its exit status (the Assignments tab shows an error for a non-zero)."""
+    output = submit.communicate(timeout=300)[0]
+    return f"{output}\nexit {submit.returncode}"
+
+
+def seconds_until_ngshare_is_back(run: ClassRun, killed_pid: int, killed_at: float, timeout: float = 90) -> float:
+    while (back := ngshare_process(run)) is None or back.pid == killed_pid or not listening_addresses(run.hub.port + 3):
+        waited = time.monotonic() - killed_at
+        assert waited < timeout, f"the hub did not start ngshare again in {timeout} s:\n{run.hub.log_tail()}"
+        time.sleep(0.5)
+    return round(time.monotonic() - killed_at, 1)
+
+
+def test_ngshare_killed_mid_burst_each_hand_in_is_whole_or_refused_aloud(ngshare_run: ClassRun) -> None:
+    """12 students hand in 01 half a second apart with nbgrader's submit, as themselves; ngshare is killed (SIGKILL,
+    as a crash) once 3 of theirs are stored, and the hub starts it again (JupyterHub restarts a managed service that
+    exits, at its next poll, within about 30 s). Each student saw "Submitted as" (exit 0) or "Not confirmed" (exit
+    1, which the Assignments tab shows as an error); every submission ngshare lists is collected, byte for byte what
+    the student had; every "Submitted as" is listed; a student who saw the failure hands in again once ngshare is
+    back, and that hand-in is collected."""
+    run, started = ngshare_run, time.monotonic()
+    try:
+        tokens = enrol(run, BURST)
+        handed_out = {student: hand_out(run, student) for student in BURST}
+        saw, killed_at, killed_pid = burst_with_ngshare_killed(run, tokens)
+        restarted_after = seconds_until_ngshare_is_back(run, killed_pid, killed_at)
+        (run.artifacts / "burst-students-saw.json").write_text(json.dumps(saw, indent=1))
+        succeeded = {student for student, said in saw.items() if "Submitted as" in said and said.endswith("exit 0")}
+        failed = {student for student, said in saw.items() if NOT_CONFIRMED in said and said.endswith("exit 1")}
+        unclear = set(BURST) - succeeded - failed
+        assert not unclear, f"students told neither success nor failure: { {s: saw[s] for s in unclear} }"
+        assert succeeded and failed, f"the kill fell outside the burst: {len(succeeded)} handed in, {len(failed)} not"
+        retried = sorted(failed)[0]
+        again = seen(submit_as(run, retried, tokens[retried]))
+        assert "Submitted as" in again, f"{retried} handed in again once ngshare was back and saw:\n{again}"
+        listed = listed_submissions(run)
+        collected = shell_output(run, TEACHER, ["nbgrader", "collect", ASSIGNMENT], cwd=str(run.course))
+        (run.artifacts / "burst-collect.txt").write_text(collected)
+        assert succeeded | {retried} <= set(listed), f"told 'Submitted as' but not listed: {succeeded - set(listed)}"
+        for student in set(BURST) & set(listed):
+            notebook = run.course / "grading" / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+            assert notebook.is_file(), f"{student}'s submission is listed by ngshare, not collected:\n{collected}"
+            assert notebook.read_bytes() == handed_out[student], f"{student}'s collected notebook is not what they had"
+    finally:
+        for student in BURST:
+            remove_user(student)
+    run.seconds[
+        f"ngshare killed mid-burst: {len(succeeded)} of {len(BURST)} handed in, {len(failed)} told 'Not confirmed', "
+        f"{len(set(BURST) & set(listed))} listed and collected whole, ngshare back after {restarted_after} s"
+    ] = round(time.monotonic() - started, 1)
+    (run.artifacts / "timings.json").write_text(json.dumps(run.seconds, indent=1))
+
+
+DEADLINE_CLASS = [f"tfng-d{index:03d}" for index in range(100)]
+DEADLINE_STAGGER = 0.2  # seconds between two students' starts: the 100th starts at 19.8 s
+DEADLINE_WINDOW = 60.0  # every hand-in done within this many seconds of the first start
+
+
+def submit_in_child(run: ClassRun, student: str, token: str, start_at: float, report: Path) -> int:
+    """Fork; the child becomes ``student``, with their server's environment, hands 01 in at ``start_at`` with
+    nbgrader's submit (the hub's settings name the course's ngshare submit) and writes its seconds to ``report``.
+    As the Assignments tab's Submit does inside the student's running server: no interpreter to start, so the
+    2 cores spend their time on the hand-ins and on ngshare (as tests/classroom/test_deadline_burst.py does for
+    the filesystem exchange)."""
+    # Imported before the fork, as root: the student cannot read this interpreter's standard library (under root's
+    # home on these machines), and ngshare_exchange reads the user's name once, at its import (set again below).
+    os.environ.setdefault("USER", pwd.getpwuid(os.getuid()).pw_name)  # a root shell may not set it
+    import ngshare_exchange.exchange
+    from nbgrader.apps.submitapp import SubmitApp
+
+    from classroom.student_submit import CheckedNgshareSubmit  # noqa: F401 (made here, used by name in the child)
+
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        account = pwd.getpwnam(student)
+        os.setgroups(os.getgrouplist(student, account.pw_gid))
+        os.setgid(account.pw_gid)
+        os.setuid(account.pw_uid)
+        os.environ.clear()
+        os.environ.update(student_environment(run, student, token))
+        os.chdir(account.pw_dir)
+        ngshare_exchange.exchange.Exchange.username = student
+        time.sleep(max(0.0, start_at - time.monotonic()))
+        began = time.monotonic()
+        app = SubmitApp()
+        app.log_level = "WARN"
+        app.initialize([ASSIGNMENT])
+        app.start()
+        report.write_text(json.dumps({"began": began, "seconds": time.monotonic() - began}))
+        code = 0
+    except BaseException:  # noqa: BLE001 (the child reports every failure and never returns into pytest)
+        report.write_text(json.dumps({"error": traceback.format_exc()[-2000:]}))
+    finally:
+        os._exit(code)
+
+
+def test_100_hand_ins_through_ngshare_within_a_minute_each_collected_byte_for_byte(ngshare_run: ClassRun) -> None:
+    """The last minute before a deadline on the ngshare hub: 100 students (real system users, each with their own
+    hub token, enrolled in ngshare) hand in 01 one every 0.2 s; every submit succeeds, the last is done within 60 s
+    of the first start, and the instructor's collect takes every hand-in, byte for byte what the student had."""
+    run, started = ngshare_run, time.monotonic()
+    reports = Path(tempfile.mkdtemp(prefix="ngshare-burst-"))
+    reports.chmod(0o1777)
+    try:
+        tokens = enrol(run, DEADLINE_CLASS)
+        handed_out = {student: hand_out(run, student) for student in DEADLINE_CLASS}
+        first = time.monotonic() + 1.0
+        children = [submit_in_child(run, student, tokens[student], first + index * DEADLINE_STAGGER, reports / student)
+                    for index, student in enumerate(DEADLINE_CLASS)]  # fmt: skip
+        for pid in children:
+            os.waitpid(pid, 0)
+        outcomes = {student: json.loads((reports / student).read_text()) if (reports / student).exists()
+                    else {"error": "no report"} for student in DEADLINE_CLASS}  # fmt: skip
+        failed = {student: outcome["error"] for student, outcome in outcomes.items() if "error" in outcome}
+        assert not failed, f"{len(failed)} of 100 submits failed; the first: {next(iter(failed.items()))}"
+        seconds = sorted(outcome["seconds"] for outcome in outcomes.values())
+        last = max(outcome["began"] + outcome["seconds"] - first for outcome in outcomes.values())
+        collecting = time.monotonic()
+        collected = shell_output(run, TEACHER, ["nbgrader", "collect", ASSIGNMENT], cwd=str(run.course))
+        collect_seconds = time.monotonic() - collecting
+        (run.artifacts / "deadline-collect.txt").write_text(collected)
+        submitted = run.course / "grading" / "submitted"
+        missing = [s for s in DEADLINE_CLASS if not (submitted / s / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()]
+        assert not missing, f"{len(missing)} hand-ins not collected ({missing[:5]}); collect said:\n{collected[-2000:]}"
+        changed = [s for s in DEADLINE_CLASS
+                   if (submitted / s / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_bytes() != handed_out[s]]  # fmt: skip
+        assert not changed, f"collected notebooks differ from what their students handed in: {changed[:5]}"
+    finally:
+        shutil.rmtree(reports, ignore_errors=True)
+        for student in DEADLINE_CLASS:
+            remove_user(student)
+    figures = {"students": 100, "stagger_s": DEADLINE_STAGGER, "median_submit_s": round(statistics.median(seconds), 2),
+               "p95_submit_s": round(seconds[94], 2), "slowest_submit_s": round(seconds[-1], 2),
+               "last_done_after_s": round(last, 1), "collect_s": round(collect_seconds, 1)}  # fmt: skip
+    (run.artifacts / "deadline-burst.json").write_text(json.dumps(figures, indent=1))
+    run.seconds[f"100 hand-ins through ngshare: {figures}"] = round(time.monotonic() - started, 1)
+    (run.artifacts / "timings.json").write_text(json.dumps(run.seconds, indent=1))
+    assert last <= DEADLINE_WINDOW, f"the last hand-in ended {last:.1f} s after the first began: {figures}"

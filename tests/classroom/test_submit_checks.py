@@ -207,7 +207,8 @@ def test_the_ngshare_hub_s_submit_makes_the_same_check_before_it_uploads(
     student = make_student(tmp_path, "zh")
     uploads = []
     checked = ExchangeFactory(config=config).submit  # the class, imported by name as nbgrader does
-    monkeypatch.setattr(checked, "post_submission", lambda self, folder: uploads.append(folder))
+    upload = checked.post_submission  # ngshare-exchange's own, to a port where nothing listens
+    monkeypatch.setattr(checked, "post_submission", lambda self, folder: uploads.append(folder) or "2026-11-28 1")
     coursedir = CourseDirectory(config=config)
     coursedir.assignment_id = ASSIGNMENT
     submit = checked(coursedir=coursedir, authenticator=Authenticator(config=config), config=config)
@@ -219,6 +220,11 @@ def test_the_ngshare_hub_s_submit_makes_the_same_check_before_it_uploads(
     (student.folder / "data").unlink()
     submit.start()  # ngshare's own steps follow: its list fails (nothing listens), then the upload
     assert uploads == [str(student.folder)]
+    # ngshare does not answer the upload (down, restarting): ngshare-exchange only logs "Failed to submit." and
+    # returns, and nbgrader (the command line and the Assignments tab alike) would report a hand-in.
+    monkeypatch.setattr(checked, "post_submission", upload)
+    with pytest.raises(ExchangeError, match="未确认：课程的交换服务（ngshare）没有回应本次提交"):
+        submit.start()
 
 
 def test_the_student_s_runtime_holds_what_the_submit_imports(tmp_path: Path) -> None:
