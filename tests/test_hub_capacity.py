@@ -65,15 +65,26 @@ def test_every_cell_replied_after_a_real_wait(small_ramp: tuple[dict, Path, floa
 def test_the_percentiles_are_those_of_the_recorded_latencies(small_ramp: tuple[dict, Path, float]) -> None:
     report, out, _ = small_ramp
     (level,) = report["levels"]
-    latencies = sorted(cell["seconds"] for record in level["records"] for cell in record["cells"])
+    cells = [cell for record in level["records"] for cell in record["cells"]]
+    latencies = sorted(cell["seconds"] for cell in cells)
     nearest_rank = latencies[math.ceil(0.95 * len(latencies)) - 1]
-    assert level["p95_cell_s"] == nearest_rank == level["p95_by_notebook"][ASSIGNMENT], (
+    assert level["p95_cell_s"] == nearest_rank, (
         f"p95 should be the nearest-rank 95th percentile of {latencies}, {nearest_rank}; the report says "
-        f"{level['p95_cell_s']} (all cells) and {level['p95_by_notebook']} (by notebook)"
+        f"{level['p95_cell_s']}"
     )  # fmt: skip
+    # The watched figure leaves each kernel's first cell out (it imports torch), which is reported on its own.
+    warm = sorted(cell["seconds"] for cell in cells if cell["cell"] > 0)
+    first = max(cell["seconds"] for cell in cells if cell["cell"] == 0)
+    assert level["p95_by_notebook"] == {ASSIGNMENT: warm[math.ceil(0.95 * len(warm)) - 1]}, (
+        f"after the first cell, the p95 of {warm} is {warm[math.ceil(0.95 * len(warm)) - 1]}; the report says "
+        f"{level['p95_by_notebook']}"
+    )  # fmt: skip
+    assert level["first_cell_by_notebook"] == {ASSIGNMENT: first}, level["first_cell_by_notebook"]
     assert level["p50_cell_s"] == latencies[math.ceil(0.5 * len(latencies)) - 1] <= level["p95_cell_s"]
     table = (out / "hub_capacity.md").read_text()
-    assert f"| {STUDENTS} | {level['p50_cell_s']:.2f} | {level['p95_cell_s']:.2f} |" in table, (
+    row = (f"| {STUDENTS} | {level['p50_cell_s']:.2f} | {level['p95_cell_s']:.2f} | "
+           f"{level['p95_by_notebook'][ASSIGNMENT]:.2f} | {first:.2f} |")  # fmt: skip
+    assert row in table, (
         f"the markdown table should carry the level's figures; it reads:\n{table}"
     )  # fmt: skip
 
