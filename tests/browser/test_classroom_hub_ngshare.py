@@ -30,7 +30,6 @@ import struct
 import subprocess
 import tempfile
 import time
-import traceback
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,6 +59,7 @@ from tests.browser.test_classroom_hub import (
     shell,
     wait_for,
 )
+from tests.support.forked_submit import submit_in_child
 from tfcourse.language import notebook_edition
 
 pytestmark = pytest.mark.slow
@@ -476,45 +476,21 @@ DEADLINE_STAGGER = 0.2  # seconds between two students' starts: the 100th starts
 DEADLINE_WINDOW = 60.0  # every hand-in done within this many seconds of the first start
 
 
-def submit_in_child(run: ClassRun, student: str, token: str, start_at: float, report: Path) -> int:
-    """Fork; the child becomes ``student``, with their server's environment, hands 01 in at ``start_at`` with
-    nbgrader's submit (the hub's settings name the course's ngshare submit) and writes its seconds to ``report``.
-    As the Assignments tab's Submit does inside the student's running server: no interpreter to start, so the
-    2 cores spend their time on the hand-ins and on ngshare (as tests/classroom/test_deadline_burst.py does for
-    the filesystem exchange)."""
-    # Imported before the fork, as root: the student cannot read this interpreter's standard library (under root's
-    # home on these machines), and ngshare_exchange reads the user's name once, at its import (set again below).
-    os.environ.setdefault("USER", pwd.getpwuid(os.getuid()).pw_name)  # a root shell may not set it
+def submit_forked(run: ClassRun, student: str, token: str, start_at: float, report: Path) -> int:
+    """The student's submit in a process forked from the test (:func:`submit_in_child`), in their server's
+    environment; the ngshare hub's settings name the course's ngshare submit."""
+    # Imported before the fork, as root: ngshare_exchange reads the user's name once, at its import (a root shell
+    # may not set it), and the child sets the student's in its place.
+    os.environ.setdefault("USER", pwd.getpwuid(os.getuid()).pw_name)
     import ngshare_exchange.exchange
-    from nbgrader.apps.submitapp import SubmitApp
 
     from classroom.student_submit import CheckedNgshareSubmit  # noqa: F401 (made here, used by name in the child)
 
-    pid = os.fork()
-    if pid:
-        return pid
-    code = 1
-    try:
-        account = pwd.getpwnam(student)
-        os.setgroups(os.getgrouplist(student, account.pw_gid))
-        os.setgid(account.pw_gid)
-        os.setuid(account.pw_uid)
-        os.environ.clear()
-        os.environ.update(student_environment(run, student, token))
-        os.chdir(account.pw_dir)
+    def as_the_student() -> None:
         ngshare_exchange.exchange.Exchange.username = student
-        time.sleep(max(0.0, start_at - time.monotonic()))
-        began = time.monotonic()
-        app = SubmitApp()
-        app.log_level = "WARN"
-        app.initialize([ASSIGNMENT])
-        app.start()
-        report.write_text(json.dumps({"began": began, "seconds": time.monotonic() - began}))
-        code = 0
-    except BaseException:  # noqa: BLE001 (the child reports every failure and never returns into pytest)
-        report.write_text(json.dumps({"error": traceback.format_exc()[-2000:]}))
-    finally:
-        os._exit(code)
+
+    environment = student_environment(run, student, token)
+    return submit_in_child(student, ASSIGNMENT, environment, start_at, report, as_the_student)
 
 
 def test_100_hand_ins_through_ngshare_within_a_minute_each_collected_byte_for_byte(ngshare_run: ClassRun) -> None:
@@ -528,7 +504,7 @@ def test_100_hand_ins_through_ngshare_within_a_minute_each_collected_byte_for_by
         tokens = enrol(run, DEADLINE_CLASS)
         handed_out = {student: hand_out(run, student) for student in DEADLINE_CLASS}
         first = time.monotonic() + 1.0
-        children = [submit_in_child(run, student, tokens[student], first + index * DEADLINE_STAGGER, reports / student)
+        children = [submit_forked(run, student, tokens[student], first + index * DEADLINE_STAGGER, reports / student)
                     for index, student in enumerate(DEADLINE_CLASS)]  # fmt: skip
         for pid in children:
             os.waitpid(pid, 0)

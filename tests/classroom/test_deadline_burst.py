@@ -13,7 +13,6 @@ test's JSON report (``TFCOURSE_BURST_REPORT``, default under the session's tempo
 Root only (it makes system users): elsewhere it skips and says why.
 """
 
-import grp
 import json
 import os
 import pwd
@@ -23,7 +22,6 @@ import statistics
 import subprocess
 import tempfile
 import time
-import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,6 +33,7 @@ from classroom.provision import provision
 from classroom.system_users import ensure_user, remove_user
 from tests.browser.hub import fresh_layout
 from tests.classroom.test_exchange_attacks import ASSIGNMENT, TEACHER, Run
+from tests.support.forked_submit import submit_in_child
 
 pytestmark = pytest.mark.slow
 CLASS_SIZE = 100
@@ -60,36 +59,6 @@ def place_fetched(run: Run, student: str) -> None:
         os.chown(path, account.pw_uid, account.pw_gid)
 
 
-def submit_in_child(run: Run, student: str, start_at: float, report: Path) -> int:
-    """Fork; the child becomes ``student``, submits at ``start_at`` and writes its seconds to ``report``."""
-    from nbgrader.apps.submitapp import SubmitApp
-
-    pid = os.fork()
-    if pid:
-        return pid
-    code = 1
-    try:
-        account = pwd.getpwnam(student)
-        os.setgroups([g.gr_gid for g in grp.getgrall() if student in g.gr_mem])
-        os.setgid(account.pw_gid)
-        os.setuid(account.pw_uid)
-        os.environ.clear()
-        os.environ.update(run.env(student))
-        os.chdir(account.pw_dir)
-        time.sleep(max(0.0, start_at - time.monotonic()))
-        began = time.monotonic()
-        app = SubmitApp()
-        app.log_level = "WARN"
-        app.initialize([ASSIGNMENT])
-        app.start()
-        report.write_text(json.dumps({"began": began, "seconds": time.monotonic() - began}))
-        code = 0
-    except BaseException:  # noqa: BLE001 (the child reports every failure and never returns into pytest)
-        report.write_text(json.dumps({"error": traceback.format_exc()[-2000:]}))
-    finally:
-        os._exit(code)
-
-
 @pytest.fixture(scope="module")
 def burst() -> Iterator[tuple[Run, dict[str, dict], float]]:
     if os.geteuid() != 0:
@@ -111,7 +80,8 @@ def burst() -> Iterator[tuple[Run, dict[str, dict], float]]:
         for student in BURST_STUDENTS:
             place_fetched(run, student)
         first = time.monotonic() + 1.0
-        children = [submit_in_child(run, s, first + i * STAGGER, reports / s) for i, s in enumerate(BURST_STUDENTS)]
+        children = [submit_in_child(s, ASSIGNMENT, run.env(s), first + i * STAGGER, reports / s)
+                    for i, s in enumerate(BURST_STUDENTS)]  # fmt: skip
         for pid in children:
             os.waitpid(pid, 0)
         outcomes = {s: json.loads((reports / s).read_text()) if (reports / s).exists() else {"error": "no report"}
@@ -184,7 +154,7 @@ def test_a_full_disk_fails_one_submit_clearly_and_keeps_the_earlier_hand_in(
         work.write_bytes(work.read_bytes().replace(b'"burst_student"', b'"second_attempt": true, "burst_student"'))
         report = Path(tempfile.mkdtemp(prefix="full-"))
         report.chmod(0o1777)
-        os.waitpid(submit_in_child(run, student, time.monotonic(), report / "out"), 0)
+        os.waitpid(submit_in_child(student, ASSIGNMENT, run.env(student), time.monotonic(), report / "out"), 0)
         outcome = json.loads((report / "out").read_text())
         shutil.rmtree(report)
         left = {p.name: {f.name: f.read_bytes() for f in p.iterdir()} for p in inbound.glob(f"{student}+*")}
