@@ -43,7 +43,7 @@ lab-zh:  ## 打开中文版学生笔记本 (make lab EDITION=zh)
 	$(MAKE) lab EDITION=zh
 
 instructor-lab: install  ## JupyterLab on the whole repository, with the formgrader (Nbgrader menu)
-	$(BIN)/jupyter lab $(ALLOW_ROOT)
+	JUPYTER_CONFIG_PATH=$(abspath autograder/course/jupyter) $(BIN)/jupyter lab $(ALLOW_ROOT)
 
 data: install  ## download the full AG News dataset into data/ag_news/ (resumable, checksums verified; EDITION=zh: in Chinese)
 	TFCOURSE_EDITION=$(EDITION) $(BIN)/python -m tfcourse.download

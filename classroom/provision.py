@@ -18,7 +18,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from autograder.course.settings import CELL_TIMEOUT_SECONDS
+from autograder.course.settings import CELL_TIMEOUT_SECONDS, INSTRUCTOR_SERVER_CONFIG
 from classroom.layout import COURSE_ID, DEFAULT_PREFIX, INSTRUCTORS, STUDENTS, HubLayout
 from classroom.system_users import ensure_group, ensure_service_user, ensure_user
 
@@ -212,8 +212,9 @@ def write_config(layout: HubLayout, exchange: str = "filesystem") -> None:
     (student / "labconfig" / "page_config.json").write_text(
         json.dumps({"disabledExtensions": STUDENT_DISABLED_PLUGINS})
     )
-    instructor = layout.role_config("instructor")  # nbgrader's defaults: every extension on
+    instructor = layout.role_config("instructor")  # nbgrader's defaults: every extension on, and the page policy
     (instructor / "labconfig").mkdir(parents=True, exist_ok=True)
+    shutil.copy(INSTRUCTOR_SERVER_CONFIG / "jupyter_server_config.json", instructor / "jupyter_server_config.json")
     (instructor / "labconfig" / "page_config.json").write_text(
         json.dumps({"disabledExtensions": EVERYONE_DISABLED_PLUGINS})
     )

@@ -26,6 +26,9 @@ NGSHARE_URL_VARIABLE = "TFCOURSE_NGSHARE_URL"
 # serves under its static path (its config folder enables it), relative to the server's base URL.
 FORMGRADER_MATHJAX = "static/jupyter_server_mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
+# The instructor's Jupyter server settings (the page policy extension): a folder on JUPYTER_CONFIG_PATH for
+# `make instructor-lab`, copied into the hub's instructor settings by classroom/provision.py.
+INSTRUCTOR_SERVER_CONFIG = Path(__file__).resolve().parent / "jupyter"
 
 
 def assignment_ids(root: Path = REPO_ROOT) -> list[str]:
@@ -88,6 +91,10 @@ def configure(c: Config, root: Path, grading_directory: str = GRADING_DIRECTORY)
     nbgrader_package = Path(find_spec("nbgrader").origin).parent  # found, not imported (an import takes seconds)
     nbgrader_templates = str(nbgrader_package / "server_extensions" / "formgrader" / "templates")
     c.HTMLExporter.mathjax_url = FORMGRADER_MATHJAX
+    # A student's notebook is drawn in the instructor's session: its Markdown and outputs reduced to inert markup
+    # (safe_html.py), beside the page's script policy (page_policy.py, INSTRUCTOR_SERVER_CONFIG).
+    c.HTMLExporter.sanitize_html = True
+    c.HTMLExporter.filters = {"clean_html": "autograder.course.safe_html.safe_html"}
     c.HTMLExporter.extra_template_basedirs = [str(TEMPLATES), nbgrader_templates]
     c.HTMLExporter.extra_template_paths = [nbgrader_templates]  # for {% extends 'formgrade/index.html.j2' %}
     return c

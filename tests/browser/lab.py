@@ -24,7 +24,7 @@ from pathlib import Path
 
 import psutil
 
-from autograder.course.settings import RELEASE_DIRECTORY
+from autograder.course.settings import INSTRUCTOR_SERVER_CONFIG, RELEASE_DIRECTORY
 
 # Debian's chromium under Playwright, as NBGRADER_NOTES.md (section JupyterLab) records it.
 CHROMIUM_FLAGS = [
@@ -179,13 +179,14 @@ def start_instructor_lab(course: Path, timeout: float = 180.0) -> JupyterLab:
     """JupyterLab on a course folder, as ``make instructor-lab`` runs it at the repository root.
 
     The formgrader reads ``nbgrader_config.py`` from the server's working folder and wants the
-    course inside the server's root: both are the course folder, which must hold that file.
+    course inside the server's root: both are the course folder, which must hold that file. The
+    server's settings add the course's page policy (autograder/course/page_policy.py).
     """
-    return launch_lab(course, course, timeout)
+    return launch_lab(course, course, timeout, config_path=INSTRUCTOR_SERVER_CONFIG)
 
 
-def launch_lab(folder: Path, root_dir: Path, timeout: float) -> JupyterLab:
-    """Start JupyterLab in ``folder`` (its settings in ``folder/jupyter``) on ``root_dir``; wait until it answers."""
+def launch_lab(folder: Path, root_dir: Path, timeout: float, config_path: Path | None = None) -> JupyterLab:
+    """Start JupyterLab in ``folder`` (its settings in ``folder/jupyter``, and ``config_path``'s) on ``root_dir``."""
     jupyter = folder / "jupyter"
     for name, settings in USER_SETTINGS.items():
         path = jupyter / "config" / "lab" / "user-settings" / name
@@ -204,6 +205,8 @@ def launch_lab(folder: Path, root_dir: Path, timeout: float) -> JupyterLab:
         IPYTHONDIR=str(jupyter / "ipython"),
         PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
     )
+    if config_path is not None:
+        env["JUPYTER_CONFIG_PATH"] = str(config_path)
     port, token = free_port(), secrets.token_hex(16)
     command = [
         str(Path(sys.executable).parent / "jupyter-lab"),

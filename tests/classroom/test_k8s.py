@@ -21,7 +21,7 @@ import pytest
 import yaml
 from traitlets.config import Config
 
-from autograder.course.settings import REPO_ROOT, course_config
+from autograder.course.settings import INSTRUCTOR_SERVER_CONFIG, REPO_ROOT, course_config
 from classroom.provision import NGSHARE_PINS, hub_constraints, pins_of
 
 K8S = REPO_ROOT / "classroom" / "k8s"
@@ -368,3 +368,10 @@ def test_the_peaks_are_measured_in_full_mode_on_one_thread(monkeypatch):
         probe = entry["probe_kib"]  # the kernel's VmHWM, its children's and the runner's view of it
         largest = max(probe["vmhwm_kib"], probe["children_maxrss_kib"], probe["runner_children_maxrss_kib"])
         assert entry["peak_rss_mib"] == round(largest / 1024, 1)
+
+
+def test_the_instructor_profile_gets_the_course_page_policy() -> None:
+    """The instructor profile's server settings (the page policy extension) are the course's own, not a copy apart."""
+    k8s = K8S / "jupyter" / "roles" / "instructor" / "jupyter_server_config.json"
+    ours = INSTRUCTOR_SERVER_CONFIG / "jupyter_server_config.json"
+    assert json.loads(k8s.read_text()) == json.loads(ours.read_text()), f"{k8s} differs from {ours}"
