@@ -77,6 +77,8 @@ def test_each_role_gets_its_tools(tmp_path: Path) -> None:
     instructor_pages = layout.role_config("instructor") / "labconfig" / "page_config.json"
     instructor_disabled = json.loads(instructor_pages.read_text())["disabledExtensions"]
     assert not any(plugin.startswith("@jupyter/nbgrader") for plugin in instructor_disabled)
+    instructor_server = json.loads((layout.role_config("instructor") / "jupyter_server_config.json").read_text())
+    assert instructor_server["ServerApp"]["jpserver_extensions"] == {"autograder.course.page_policy": True}
 
 
 def test_a_student_s_hand_in_is_private_and_its_random_part_never_logged(tmp_path: Path, caplog) -> None:
