@@ -25,7 +25,7 @@ from autograder.course.notebooks import cell_key, edition, grade_id, is_answer_c
 from autograder.isolated.protocol import CleanRerunRequest, PlanCell
 from autograder.launch.limits import Limits
 from autograder.launch.zygote import Zygote
-from autograder.pipeline.kept_code import Omission, cell_bindings, explain, extract_definitions
+from autograder.pipeline.kept_code import Omission, Stop, cell_bindings, explain, extract_definitions
 
 
 def added_cells(student: NotebookNode, source: NotebookNode) -> dict[str, list[tuple[int, str]]]:
@@ -51,10 +51,12 @@ def added_cells(student: NotebookNode, source: NotebookNode) -> dict[str, list[t
 
 @dataclass(frozen=True)
 class CleanPlan:
-    """The cells the clean re-run runs, and the statements of the student's it left out."""
+    """The cells the clean re-run runs, the statements of the student's it left out, and what each of the
+    student's plan cells (``"answer <grade id>"``, ``"added <grade id>"``) defines: ``(its name, names)``."""
 
     cells: tuple[PlanCell, ...]
     omissions: tuple[Omission, ...]
+    defines: dict[str, tuple[str, frozenset[str]]]
 
 
 def clean_plan(student: NotebookNode, source: NotebookNode, cell_limits: dict[str, float] | None = None) -> CleanPlan:
@@ -76,20 +78,25 @@ def clean_plan(student: NotebookNode, source: NotebookNode, cell_limits: dict[st
     omissions: list[Omission] = []
     available: set[str] = set()  # the names the clean re-run has bound so far
 
-    def keep(text: str, cell: str) -> str:
+    defines: dict[str, tuple[str, frozenset[str]]] = {}
+
+    def keep(text: str, cell: str, key: str) -> str:
         kept = extract_definitions(text, protected, available, cell)
         available.update(kept.bound)
         omissions.extend(kept.omissions)
+        label, names = defines.get(key, ("", frozenset()))
+        defines[key] = (", ".join(filter(None, [label, cell])), names | kept.bound)
         return kept.code
 
     for cell in source.cells:
         if cell.cell_type != "code":
             continue
         if grade_id(cell) in added:
-            codes = [keep(text, f"{index + 1}") for index, text in added[grade_id(cell)]]
+            key = f"added {grade_id(cell)}"
+            codes = [keep(text, f"{index + 1}", key) for index, text in added[grade_id(cell)]]
             plan.append(PlanCell("added", grade_id(cell), "\n\n".join(filter(str.strip, codes))))
         if is_answer_cell(cell):
-            kind, code = "answer", keep(answers.get(grade_id(cell), ""), grade_id(cell))
+            kind, code = "answer", keep(answers.get(grade_id(cell), ""), grade_id(cell), f"answer {grade_id(cell)}")
         else:
             text = translate_hidden_tests(cell.source, language)  # hidden messages in the student's language
             kind, code = "test" if is_graded_test_cell(cell) else "setup", without_magics(text)
@@ -98,7 +105,7 @@ def clean_plan(student: NotebookNode, source: NotebookNode, cell_limits: dict[st
         plan.append(PlanCell(kind, grade_id(cell) or "", code, limit))
     # What comes after the last test (summary figures, extensions) cannot change a result.
     last_test = max((i for i, cell in enumerate(plan) if cell.kind == "test"), default=-1)
-    return CleanPlan(tuple(plan[: last_test + 1]), tuple(omissions))
+    return CleanPlan(tuple(plan[: last_test + 1]), tuple(omissions), defines)
 
 
 def clean_rerun(
@@ -126,8 +133,9 @@ def clean_rerun(
     for cell in plan.cells:
         if cell.kind == "test" and cell.grade_id not in results:
             results[cell.grade_id] = {"passed": False, "message": f"the clean re-run {why}"}
+    stops = [Stop(*plan.defines[key], results.pop(key)["message"]) for key in list(results) if key in plan.defines]
     for result in results.values():
-        result["explained"] = explain(result["message"], list(plan.omissions), edition(student))
+        result["explained"] = explain(result["message"], list(plan.omissions), stops, edition(student))
     return results
 
 

@@ -36,6 +36,10 @@ WORDS = {
             "code (a call, a loop, an attribute), which that run leaves out. Set it with a plain assignment, or "
             "inside the function or class that uses it."
         ),
+        "clean_missing_stopped": (
+            "`{name}` was missing when your answers were run again on their own: cell {cell} stopped with "
+            "`{error}` before defining it (your kernel had what that line needed from an earlier run)."
+        ),
         "clean_missing_nowhere": (
             "`{name}` was missing when your answers were run again on their own: no cell above this test defines "
             "it (your kernel still had it from an earlier run: a cell since deleted or changed, or run out of "
@@ -68,6 +72,10 @@ WORDS = {
         "clean_missing_code": (
             "单独重新运行你的答案时缺少 `{name}`：{where}在顶层代码（函数调用、循环、属性赋值）中设置它，"
             "而这次运行会略过这类代码。请用普通赋值设置它，或在使用它的函数或类中设置。"
+        ),
+        "clean_missing_stopped": (
+            "单独重新运行你的答案时缺少 `{name}`：单元格 {cell} 在定义它之前因 `{error}` 而中止"
+            "（你的内核里有那一行所需的内容，来自之前的运行）。"
         ),
         "clean_missing_nowhere": (
             "单独重新运行你的答案时缺少 `{name}`：这个测试上方没有任何单元格定义它"

@@ -46,6 +46,15 @@ class Omission:
     lacking: tuple[str, ...]  # empty: the statement is top-level code, not a definition
 
 
+@dataclass(frozen=True)
+class Stop:
+    """One of the student's cells that raised in the clean re-run: what its kept code would have defined after."""
+
+    cell: str
+    names: frozenset[str]
+    error: str
+
+
 @dataclass
 class Kept:
     """The kept code of one cell, the names it binds and what it left out."""
@@ -155,14 +164,18 @@ def cell_bindings(source: str) -> set[str]:
         return set()
 
 
-def explain(message: str, omissions: list[Omission], language: str) -> str:
+def explain(message: str, omissions: list[Omission], stops: list[Stop], language: str) -> str:
     """``message`` of a test that passed in the kernel and failed in the clean re-run, explained in the
-    student's language when a name was missing: the line that bound it and why it was left out."""
+    student's language when a name was missing: the line that bound it and why it was left out, or the
+    cell that stopped before defining it."""
     found = MISSING_NAME.search(message)
     if not found:
         return message
     name, say = found.group(1), words(language)
     left = next((omission for omission in omissions if name in omission.names), None)
+    stop = next((stop for stop in stops if name in stop.names), None)
+    if left is None and stop is not None:
+        return say["clean_missing_stopped"].format(name=name, cell=stop.cell, error=stop.error.splitlines()[0])
     if left is None:
         return say["clean_missing_nowhere"].format(name=name)
     where = say["clean_where"].format(line=left.line, cell=left.cell)

@@ -126,15 +126,15 @@ def test_a_missing_name_is_explained_in_the_students_words() -> None:
         PROTECTED, {"torch"}, "classifier",
     )  # fmt: skip
     error = "NameError: name '_W' is not defined"
-    assert explain(error, kept.omissions, "en") == WORDS["en"]["clean_missing_state"].format(
+    assert explain(error, kept.omissions, [], "en") == WORDS["en"]["clean_missing_state"].format(
         name="_W", where="line 1 of cell classifier", lacking="`SCRATCH`")  # fmt: skip
-    assert "`_W`" in explain(error, kept.omissions, "zh") and "单元格 classifier 的第 1 行" in explain(
-        error, kept.omissions, "zh")  # fmt: skip
-    assert explain("NameError: name '_k' is not defined", kept.omissions, "en") == WORDS["en"][
+    in_chinese = explain(error, kept.omissions, [], "zh")
+    assert "`_W`" in in_chinese and "单元格 classifier 的第 1 行" in in_chinese, in_chinese
+    assert explain("NameError: name '_k' is not defined", kept.omissions, [], "en") == WORDS["en"][
         "clean_missing_code"].format(name="_k", where="line 4 of cell classifier")  # fmt: skip
-    assert explain("NameError: name 'helper' is not defined", kept.omissions, "en") == WORDS["en"][
+    assert explain("NameError: name 'helper' is not defined", kept.omissions, [], "en") == WORDS["en"][
         "clean_missing_nowhere"].format(name="helper")  # fmt: skip
-    assert explain("AssertionError: weights", kept.omissions, "en") == "AssertionError: weights"
+    assert explain("AssertionError: weights", kept.omissions, [], "en") == "AssertionError: weights"
 
 
 GATED_SUM = """
@@ -175,17 +175,23 @@ def test_the_issues_extra_credit_keeps_its_points_in_the_real_clean_rerun(zygote
 
 
 def test_carried_state_still_fails_and_is_explained_in_the_real_clean_rerun(zygote: Zygote) -> None:
-    # 01's attention scaled by a constant a deleted cell computed: the kernel had it, the clean re-run must not.
-    answer = reference_answers(read(source_notebook("01_attention")))["sdpa"]
-    carried = "_SCALE = 1 / math.sqrt(D_K_SEEN)\n" + answer.replace("math.sqrt(d_k)", "(1 / _SCALE)")
-    assert carried != "_SCALE = 1 / math.sqrt(D_K_SEEN)\n" + answer
-    student = student_notebook("01_attention", {"sdpa": carried}, language="zh")
+    # 01's attention scaled by a constant computed from a variable only the kernel had (a deleted cell's), and
+    # a mask whose cell first calls a helper that reads such a variable: the kernel had them, the clean re-run not.
+    answers = reference_answers(read(source_notebook("01_attention")))
+    carried = "_SCALE = 1 / math.sqrt(D_K_SEEN)\n" + answers["sdpa"].replace("math.sqrt(d_k)", "(1 / _SCALE)")
+    assert "(1 / _SCALE)" in carried
+    stopped = "def _offset():\n    return OFFSET_SEEN\n\n\n_OFFSET = _offset()\n" + answers["causal_mask"]
+    student = student_notebook("01_attention", {"sdpa": carried, "causal_mask": stopped}, language="zh")
     limits = Limits(wall_seconds=120, memory_bytes=3 * 2**30, cell_timeout=60)
     results = clean_rerun.clean_rerun(student, read(source_notebook("01_attention")), limits, zygote)
-    values = results["sdpa_values"]
+    values, mask = results["sdpa_values"], results["causal_mask_values"]
     assert not values["passed"] and "NameError: name '_SCALE' is not defined" in values["message"], values
-    assert values["explained"] == WORDS["zh"]["clean_missing_state"].format(
-        name="_SCALE", where=WORDS["zh"]["clean_where"].format(line=1, cell="sdpa"), lacking="`D_K_SEEN`")  # fmt: skip
+    say = WORDS["zh"]
+    assert values["explained"] == say["clean_missing_state"].format(
+        name="_SCALE", where=say["clean_where"].format(line=1, cell="sdpa"), lacking="`D_K_SEEN`")  # fmt: skip
+    assert not mask["passed"] and mask["explained"] == say["clean_missing_stopped"].format(
+        name="causal_mask", cell="causal_mask", error="NameError: name 'OFFSET_SEEN' is not defined"), mask  # fmt: skip
+    assert not any(" " in name for name in results), "a cell that stopped is no test result"
 
 
 def test_the_plan_keeps_what_the_notebook_and_earlier_answers_bound() -> None:
@@ -208,7 +214,7 @@ def test_the_feedback_page_explains_what_the_clean_rerun_lacked(language: str, t
     # The kernel passed t1, the clean re-run failed it for a name a left-out line bound: the page says which and why.
     kept = extract_definitions("_W = torch.tensor(SCRATCH)\n", PROTECTED, {"torch"}, "classifier")
     message = "NameError: name '_W' is not defined"
-    clean = {"a": {"t1": {"passed": False, "message": message, "explained": explain(message, kept.omissions,
+    clean = {"a": {"t1": {"passed": False, "message": message, "explained": explain(message, kept.omissions, [],
                                                                                     language)}}}  # fmt: skip
     kernel = KernelRun(Outcome(0, False, 1.0, ""), {("a", "t1"): 1.0}, {}, [])
     result = SubmissionResult("a", "ann", Status.GRADED, tests=[CellResult("a", "t1", 1.0)])
