@@ -37,8 +37,8 @@ WORDS = {
             "inside the function or class that uses it."
         ),
         "clean_missing_stopped": (
-            "`{name}` was missing when your answers were run again on their own: cell {cell} stopped with "
-            "`{error}` before defining it (your kernel had what that line needed from an earlier run)."
+            "`{name}` was missing when your answers were run again on their own: cell {cell} stopped before "
+            "defining it, with {error} (your kernel had what the cell needed from an earlier run)."
         ),
         "clean_missing_nowhere": (
             "`{name}` was missing when your answers were run again on their own: no cell above this test defines "
@@ -74,8 +74,8 @@ WORDS = {
             "而这次运行会略过这类代码。请用普通赋值设置它，或在使用它的函数或类中设置。"
         ),
         "clean_missing_stopped": (
-            "单独重新运行你的答案时缺少 `{name}`：单元格 {cell} 在定义它之前因 `{error}` 而中止"
-            "（你的内核里有那一行所需的内容，来自之前的运行）。"
+            "单独重新运行你的答案时缺少 `{name}`：单元格 {cell} 在定义它之前中止，错误为 {error}"
+            "（你的内核里有这个单元格所需的内容，来自之前的运行）。"
         ),
         "clean_missing_nowhere": (
             "单独重新运行你的答案时缺少 `{name}`：这个测试上方没有任何单元格定义它"

@@ -164,7 +164,6 @@ def zygote() -> Zygote:
     warm.close()
 
 
-@pytest.mark.slow
 def test_the_issues_extra_credit_keeps_its_points_in_the_real_clean_rerun(zygote: Zygote) -> None:
     # Issue 51: a gate bias set from a call at module level, used in __init__, lost all 4 points.
     student = student_notebook(AG_NEWS, {POOLING: GATED_SUM})
