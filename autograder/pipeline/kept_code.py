@@ -40,7 +40,7 @@ MISSING_NAME = re.compile(r"NameError: name '(\w+)' is not defined")
 class Omission:
     """A statement the clean re-run left out: where, what it binds, and the names it read that it lacked."""
 
-    cell: str  # the answer's grade id, or "cell N" for a cell the student added
+    cell: str  # the answer's grade id, or the number of a cell the student added (the notebook's first is 1)
     line: int
     names: frozenset[str]
     lacking: tuple[str, ...]  # empty: the statement is top-level code, not a definition
@@ -82,13 +82,14 @@ def reads(expression: ast.AST) -> set[str]:
 
 
 def reaches_in(expression: ast.AST) -> bool:
-    """Whether an expression reaches into the interpreter: see :data:`REACHING`, private attributes, a walrus."""
+    """Whether an expression reaches into the interpreter: :data:`REACHING`, dunder names (``__loader__``),
+    private attributes, a walrus, or what the tamper scan names."""
     return (
         any(
             isinstance(n, ast.NamedExpr) or (isinstance(n, ast.Attribute) and n.attr.startswith("_"))
             for n in ast.walk(expression)
         )  # fmt: skip
-        or bool(reads(expression) & REACHING)
+        or any(name in REACHING or name.startswith("__") for name in reads(expression))
         or bool(scan_source(ast.unparse(expression)))
     )
 

@@ -78,6 +78,7 @@ PROTECTED = {"torch": "import torch", "math": "import math", "check_close": "", 
         ("_ = getattr(torch, '__dict__')", "reaches a private attribute by name"),
         ("_T = vars(torch)", "reaches the module's namespace"),
         ("_T = torch.__dict__", "reads a private attribute"),
+        ("_L = __loader__", "reads a dunder builtin"),
         ("_T = (check_close := max)", "rebinds inside a walrus"),
         ("import sys\n_M = sys.modules", "touches sys.modules (the tamper scan's finding)"),
         ("check_close = max", "rebinds a name of the notebook"),
@@ -225,3 +226,9 @@ def test_the_feedback_page_explains_what_the_clean_rerun_lacked(language: str, t
     where = say["clean_where"].format(line=1, cell="classifier")
     assert say["clean_rerun"] + say["clean_missing_state"].format(name="_W", where=where, lacking="`SCRATCH`") in line
     assert "NameError" not in line and (language == "en" or "clean re-run" not in line), line
+
+
+@pytest.mark.parametrize("notebook", assignment_ids())
+def test_the_clean_rerun_leaves_out_nothing_of_the_reference_answers(notebook: str) -> None:
+    plan = clean_rerun.clean_plan(student_notebook(notebook, {}), read(source_notebook(notebook)))
+    assert plan.omissions == (), plan.omissions
