@@ -54,6 +54,7 @@ def lost(outcomes: dict, cell: str) -> dict[str, str]:
     return {name: o.error or o.stderr for name, o in outcomes.items() if name.startswith(cell) and not o.passed}
 
 
+@pytest.mark.slow  # 148 answers, each graded twice: 423 s in one pytest process, the notebooks' own runs included
 @pytest.mark.parametrize(("notebook", "honest"), CASES, ids=[f"{a}:{v.id}" for a, v in CASES])
 def test_an_honest_answer_keeps_every_point_in_the_clean_rerun(notebook: str, honest: Variant) -> None:
     answer = honest.apply("")
@@ -165,6 +166,7 @@ def zygote() -> Zygote:
     warm.close()
 
 
+@pytest.mark.slow  # 29 s: notebook 06 up to its last test
 def test_the_issues_extra_credit_keeps_its_points_in_the_real_clean_rerun(zygote: Zygote) -> None:
     # Issue 51: a gate bias set from a call at module level, used in __init__, lost all 4 points.
     student = student_notebook(AG_NEWS, {POOLING: GATED_SUM})
