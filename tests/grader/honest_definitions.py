@@ -5,8 +5,8 @@ notebook, its reference answer with one kind of module-level help added and used
 Each kind adds a prelude above the reference answer and a check at the top of every function and method of the
 answer's top-level definitions, so that each test that calls the answer reads what the prelude defined: a
 clean re-run that left a line of the prelude out fails the test with ``NameError``. Built from the reference
-answers, so they stay correct as the notebooks change. Kept apart from ``tests/variants/`` (the mutants and
-alternatives written by hand), which grades them in the kernel only.
+answers, so they stay correct as the notebooks change. Kept apart from the mutants and alternatives written by
+hand in ``tests/variants/``, which ``tests/test_variants.py`` grades as the kernel runs them only.
 """
 
 import ast
