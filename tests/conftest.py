@@ -115,7 +115,7 @@ def graded(assignment: str, throwaway_course: ThrowawayCourse) -> GradedRun:
 NOTEBOOK_PARAMETER = re.compile(r"\[(\d\d_[a-z_]+)")  # the notebook a test is parametrized with
 # A notebook's reference run in-process (cached per worker) and its real nbgrader course.
 PER_NOTEBOOK = {"tests/test_variants.py", "tests/test_rules.py", "tests/test_reference_run.py",
-                "tests/test_autograde.py"}  # fmt: skip
+                "tests/test_autograde.py", "tests/grader/test_clean_rerun_rule.py"}  # fmt: skip
 # An alternative graded through to the notebook's last test trains the notebook's model again;
 # nothing else needs the outcome, so these are a unit of their own per notebook, on another worker.
 ALTERNATIVE = re.compile(r"^tests/test_variants\.py::test_alternative_")

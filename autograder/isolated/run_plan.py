@@ -36,7 +36,8 @@ def describe(error: BaseException, limit: float) -> str:
 
 
 def run_plan(request: CleanRerunRequest) -> None:
-    """Run the cells of the plan in order; write ``{grade_id: outcome}`` of each test to the results file.
+    """Run the cells of the plan in order; write ``{grade_id: outcome}`` of each test to the results file,
+    and ``{"answer <grade_id>": outcome}`` (or ``added``) of each of the student's cells that failed.
 
     Each cell stops after its ``limit`` (seconds), or the request's cell timeout when it has none.
 
@@ -51,7 +52,11 @@ def run_plan(request: CleanRerunRequest) -> None:
         outcome = run_cell(cell.source, f"<{cell.kind} {cell.grade_id}>", namespace, cell.limit or request.cell_timeout)
         if cell.kind == "test":
             results[cell.grade_id] = outcome
-            Path(request.results_path).write_text(json.dumps(results))
+        elif cell.kind in ("answer", "added") and not outcome["passed"]:  # what it defines below the error is missing
+            results[f"{cell.kind} {cell.grade_id}"] = outcome
+        else:
+            continue
+        Path(request.results_path).write_text(json.dumps(results))
 
 
 def run_cell(source: str, name: str, namespace: dict, limit: float) -> dict:

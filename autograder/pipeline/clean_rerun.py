@@ -3,122 +3,109 @@
 The kernel run executes the hidden tests after the student's top-level code, in the
 student's kernel. The clean re-run executes the *source* notebook in a fresh zygote child
 (:mod:`autograder.isolated.run_plan`; the child has only imported the notebook's modules, is
-sandboxed like the kernel and has no network), with each answer cell replaced by only the
-imports, functions, classes and constant assignments of the student's answer
-(:func:`extract_definitions`) and the definitions of cells the student added placed where
-the kernel saw them (:func:`added_definitions`); top-level statements of the student never
-run. A test the kernel passed but the clean re-run fails scores nothing.
+sandboxed like the kernel and has no network), with each answer cell replaced by what the rule of
+:mod:`autograder.pipeline.kept_code` keeps of the student's answer (imports, functions, classes,
+assignments computed only from what the clean re-run has) and what it keeps of the cells the
+student added placed where the kernel saw them (:func:`added_cells`); the rest of the student's
+top-level code never runs, and nothing the student's kernel held reaches a test. A test the kernel
+passed but the clean re-run fails scores nothing; when a name was missing, its result says which
+line bound it and why that line was left out (:func:`autograder.pipeline.kept_code.explain`).
 """
 
-import ast
-import builtins
 import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from nbformat import NotebookNode
 
 from autograder.course.hidden_messages import translate_hidden_tests
-from autograder.course.notebook_code import bound_names, notebook_bindings, without_magics
+from autograder.course.notebook_code import notebook_bindings, without_magics
 from autograder.course.notebooks import cell_key, edition, grade_id, is_answer_cell, is_graded_test_cell
 from autograder.isolated.protocol import CleanRerunRequest, PlanCell
 from autograder.launch.limits import Limits
 from autograder.launch.zygote import Zygote
-
-BUILTIN_NAMES = set(dir(builtins))
-DEFINITION_NODES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+from autograder.pipeline.kept_code import Omission, Stop, cell_bindings, explain, extract_definitions
 
 
-def is_constant_assignment(node: ast.AST) -> bool:
-    """``NEG_INF = -1e9``: a plain name bound to an expression that calls nothing."""
-    if not isinstance(node, ast.Assign | ast.AnnAssign) or getattr(node, "value", None) is None:
-        return False
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    return all(isinstance(t, ast.Name) for t in targets) and not any(
-        isinstance(n, ast.Call | ast.Lambda | ast.NamedExpr) for n in ast.walk(node.value)
-    )
+def added_cells(student: NotebookNode, source: NotebookNode) -> dict[str, list[tuple[int, str]]]:
+    """The code cells the student added, ``(index, text)``, by the grade id of the first graded cell below them.
 
-
-def extract_definitions(source: str, protected: dict[str, str] | None = None) -> str:
-    """The imports, functions, classes and constant assignments of an answer cell, nothing else.
-
-    A statement that binds a ``protected`` name (what the notebook itself defines: ``torch``,
-    ``check_close``, ...) is dropped, unless it is the very import the notebook makes; builtins
-    cannot be shadowed either. So a student's ``def check_close(*a): pass`` has no effect.
-    """
-    try:
-        tree = ast.parse(without_magics(source))
-    except SyntaxError:
-        return ""
-    protected = protected or {}
-    kept = []
-    for node in tree.body:
-        if not (isinstance(node, DEFINITION_NODES) or is_constant_assignment(node)):
-            continue
-        names = bound_names(node)
-        same_import = isinstance(node, ast.Import | ast.ImportFrom) and all(
-            protected.get(name) == ast.unparse(node) for name in names
-        )
-        if names & (set(protected) | BUILTIN_NAMES) and not same_import:
-            continue
-        kept.append(node)
-    return ast.unparse(ast.Module(body=kept, type_ignores=[]))
-
-
-def added_definitions(student: NotebookNode, source: NotebookNode, protected: dict[str, str]) -> dict[str, str]:
-    """The definitions in the code cells the student added, by the grade id of the first graded cell below them.
-
-    A student's scratch cell may define a helper that an answer calls; the clean re-run defines
-    it too, just before that graded cell, as the kernel did. A cell whose text is one of the
-    notebook's own cells is not the student's. Only definitions count (see :func:`extract_definitions`).
+    A student's scratch cell may define a helper that an answer calls; the clean re-run keeps its
+    definitions too, just before that graded cell, as the kernel saw them. A cell whose text is one
+    of the notebook's own cells is not the student's.
     """
     own = {cell.source.strip() for cell in source.cells if cell.cell_type == "code"}
-    placed: dict[str, str] = {}
-    pending: list[str] = []
-    for cell in student.cells:
+    placed: dict[str, list[tuple[int, str]]] = {}
+    pending: list[tuple[int, str]] = []
+    for index, cell in enumerate(student.cells):
         if cell.cell_type != "code":
             continue
         if grade_id(cell):
-            if pending:
-                placed[grade_id(cell)] = "\n\n".join(filter(None, [placed.get(grade_id(cell)), *pending]))
-                pending = []
+            placed.setdefault(grade_id(cell), []).extend(pending)
+            pending = []
         elif cell.source.strip() not in own:
-            pending += [code for code in [extract_definitions(cell.source, protected)] if code.strip()]
-    return placed
+            pending.append((index, cell.source))
+    return {name: cells for name, cells in placed.items() if cells}
 
 
-def clean_plan(
-    student: NotebookNode, source: NotebookNode, cell_limits: dict[str, float] | None = None
-) -> tuple[PlanCell, ...]:
-    """The source notebook's code cells in order, as plain Python, answers swapped for the student's definitions.
+@dataclass(frozen=True)
+class CleanPlan:
+    """The cells the clean re-run runs, the statements of the student's it left out, and what each of the
+    student's plan cells (``"answer <grade id>"``, ``"added <grade id>"``) defines: ``(its name, names)``."""
 
-    Definitions from cells the student added go in just before the first graded cell below them. The hidden
-    tests' messages are in the student's edition (:mod:`autograder.course.hidden_messages`).
-    A cell of the source with a limit in ``cell_limits`` (by :func:`cell_key`) carries it.
+    cells: tuple[PlanCell, ...]
+    omissions: tuple[Omission, ...]
+    defines: dict[str, tuple[str, frozenset[str]]]
+
+
+def clean_plan(student: NotebookNode, source: NotebookNode, cell_limits: dict[str, float] | None = None) -> CleanPlan:
+    """The source notebook's code cells in order, as plain Python, answers swapped for what the rule keeps.
+
+    The rule is :mod:`autograder.pipeline.kept_code`'s. What cells the student added keep goes in just
+    before the first graded cell below them. The hidden tests' messages are in the student's edition
+    (:mod:`autograder.course.hidden_messages`). A cell of the source with a limit in ``cell_limits``
+    (by :func:`cell_key`) carries it.
     """
     answers: dict[str, str] = {}
     for cell in student.cells:
         if cell.cell_type == "code" and grade_id(cell) and is_answer_cell(cell):
             answers.setdefault(grade_id(cell), cell.source)
     protected = notebook_bindings(source)
-    added = added_definitions(student, source, protected)
+    added = added_cells(student, source)
     limits, language = cell_limits or {}, edition(student)
     plan: list[PlanCell] = []
+    omissions: list[Omission] = []
+    available: set[str] = set()  # the names the clean re-run has bound so far
+
+    defines: dict[str, tuple[str, frozenset[str]]] = {}
+
+    def keep(text: str, cell: str, key: str) -> str:
+        kept = extract_definitions(text, protected, available, cell)
+        available.update(kept.bound)
+        omissions.extend(kept.omissions)
+        label, names = defines.get(key, ("", frozenset()))
+        defines[key] = (", ".join(filter(None, [label, cell])), names | kept.bound)
+        return kept.code
+
     for cell in source.cells:
         if cell.cell_type != "code":
             continue
         if grade_id(cell) in added:
-            plan.append(PlanCell("added", grade_id(cell), added[grade_id(cell)]))
+            key = f"added {grade_id(cell)}"
+            codes = [keep(text, f"{index + 1}", key) for index, text in added[grade_id(cell)]]
+            plan.append(PlanCell("added", grade_id(cell), "\n\n".join(filter(str.strip, codes))))
         if is_answer_cell(cell):
-            kind, code = "answer", extract_definitions(answers.get(grade_id(cell), ""), protected)
+            kind, code = "answer", keep(answers.get(grade_id(cell), ""), grade_id(cell), f"answer {grade_id(cell)}")
         else:
             text = translate_hidden_tests(cell.source, language)  # hidden messages in the student's language
             kind, code = "test" if is_graded_test_cell(cell) else "setup", without_magics(text)
+            available.update(cell_bindings(cell.source))
         limit = limits.get(cell_key(cell))
         plan.append(PlanCell(kind, grade_id(cell) or "", code, limit))
     # What comes after the last test (summary figures, extensions) cannot change a result.
     last_test = max((i for i, cell in enumerate(plan) if cell.kind == "test"), default=-1)
-    return tuple(plan[: last_test + 1])
+    return CleanPlan(tuple(plan[: last_test + 1]), tuple(omissions), defines)
 
 
 def clean_rerun(
@@ -137,15 +124,18 @@ def clean_rerun(
     workdir = zygote.job_folder()
     results_path = workdir / "clean_results.json"
     try:
-        request = CleanRerunRequest(plan, str(results_path), limits.cell_timeout, edition(student))
+        request = CleanRerunRequest(plan.cells, str(results_path), limits.cell_timeout, edition(student))
         outcome = zygote.run(request, limits, workdir)
         results = read_results(results_path)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     why = "timed out" if outcome.timed_out else f"ended early (exit {outcome.returncode})"
-    for cell in plan:
+    for cell in plan.cells:
         if cell.kind == "test" and cell.grade_id not in results:
             results[cell.grade_id] = {"passed": False, "message": f"the clean re-run {why}"}
+    stops = [Stop(*plan.defines[key], results.pop(key)["message"]) for key in list(results) if key in plan.defines]
+    for result in results.values():
+        result["explained"] = explain(result["message"], list(plan.omissions), stops, edition(student))
     return results
 
 

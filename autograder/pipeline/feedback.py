@@ -39,7 +39,7 @@ from autograder.course.hidden_messages import translate_hidden_tests  # noqa: E4
 from autograder.course.notebooks import HIDDEN_TESTS, edition, grade_id, is_graded_test_cell  # noqa: E402
 from autograder.course.paths import SUBMISSION_MARKS  # noqa: E402
 from autograder.course.settings import RELEASE_DIRECTORY, SOURCE_DIRECTORY  # noqa: E402
-from autograder.pipeline.feedback_text import WORDS, page_language, words  # noqa: E402
+from autograder.pipeline.feedback_text import CLEAN_RERUN, WORDS, page_language, words  # noqa: E402
 from autograder.pipeline.results import Status, SubmissionResult, load_results  # noqa: E402
 from tfcourse.language import EDITIONS, ENGLISH  # noqa: E402
 
@@ -171,6 +171,7 @@ def summary_cell(result: SubmissionResult, notebook: str, secrets: Secrets, say:
     for test in tests:
         verdict = say["passed"] if test.score == test.max_score else say["failed"]
         message = secrets.scrub(test.message.splitlines()[0] if test.message else "")
+        message = say["clean_rerun"] + message.removeprefix(CLEAN_RERUN) if message.startswith(CLEAN_RERUN) else message
         message = html.escape(message).replace("|", "\\|")
         lines.append(f"| `{test.grade_id}` | {test.score:g} / {test.max_score:g} | {verdict} | {message} |")
     if result.flags:

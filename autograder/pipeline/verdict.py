@@ -12,6 +12,7 @@ from nbformat import NotebookNode
 
 from autograder.launch.zygote import SandboxSpec, Zygote, shared_zygote
 from autograder.pipeline import clean_rerun
+from autograder.pipeline.feedback_text import CLEAN_RERUN
 from autograder.pipeline.grade_job import GradeJob
 from autograder.pipeline.kernel_run import KernelRun, failure_messages, preloads
 from autograder.pipeline.results import Status, SubmissionResult, timed
@@ -62,14 +63,14 @@ def award(job: GradeJob, result: SubmissionResult, kernel: KernelRun, clean: dic
             test.kernel_score = 0.0
             test.score = test.max_score if test.clean_passed else 0.0
             why = verdict["message"] if verdict else "no result"
-            test.message = "" if test.clean_passed else f"clean re-run: {why}"
+            test.message = "" if test.clean_passed else f"{CLEAN_RERUN}{why}"
             continue
         test.kernel_score = min(test.max_score, kernel.scores.get((test.notebook, test.grade_id), 0.0))
         test.score = 0.0 if test.clean_passed is False else test.kernel_score
         message = messages.get(test.notebook, {}).get(test.grade_id, "")
         test.message = timeout_reason(job, test.notebook, test.grade_id, message)
-        if test.kernel_score > 0 and test.clean_passed is False:
-            test.message = f"clean re-run: {verdict['message']}"
+        if test.kernel_score > 0 and test.clean_passed is False:  # the kernel had something the clean re-run had not
+            test.message = CLEAN_RERUN + (verdict.get("explained") or verdict["message"])
             result.flags.append(f"{test.notebook}: {test.grade_id} passed in the student's kernel but failed "
                                 f"in the clean re-run ({verdict['message'][:200]})")  # fmt: skip
 

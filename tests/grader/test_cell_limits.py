@@ -54,7 +54,7 @@ def test_kept_reference_times_hold_only_while_the_notebook_is_unchanged(throwawa
 
 def test_the_clean_plan_carries_each_cells_limit() -> None:
     source = nbformat.read(source_notebook(ASSIGNMENT), as_version=4)
-    plan = clean_plan(solution(), source, {"sdpa_values": 7})
+    plan = clean_plan(solution(), source, {"sdpa_values": 7}).cells
     assert {cell.grade_id: cell.limit for cell in plan if cell.kind == "test"}["sdpa_values"] == 7
     assert all(cell.limit is None for cell in plan if cell.grade_id != "sdpa_values")
 

@@ -31,6 +31,7 @@ from autograder.launch.sandbox import bwrap_available
 from autograder.launch.zygote import MARKER_ENV, SandboxSpec, Zygote
 from autograder.pipeline import clean_rerun, static_scan
 from autograder.pipeline.collect import collect
+from autograder.pipeline.kept_code import extract_definitions
 from autograder.pipeline.sanitize import sanitize_notebook
 from tests.grader.hostile_class import (
     ASSIGNMENT,
@@ -140,7 +141,7 @@ def test_clean_run_keeps_definitions_only() -> None:
     code = ("import torch\nimport numpy as torch\nLIMIT = -1e9\ncheck_close = print\n"
             "def check_close(*a):\n    pass\ntorch.allclose = print\ndef answer(x):\n    return x + LIMIT\n"
             "class Layer:\n    pass\nprint('top level')\n")  # fmt: skip
-    kept = clean_rerun.extract_definitions(code, protected)
+    kept = extract_definitions(code, protected, set()).code
     assert kept.splitlines()[0] == "import torch"
     assert "numpy" not in kept and "check_close" not in kept and "allclose" not in kept and "print" not in kept
     assert "def answer" in kept and "class Layer" in kept and "LIMIT = -1000000000.0" in kept
@@ -158,7 +159,7 @@ def test_clean_run_defines_helpers_from_cells_the_student_added(zygote: Zygote) 
         added = nbformat.v4.new_code_cell(text)
         del added["id"]
         student.cells.insert(cell_index(student, "sdpa"), added)
-    plan = clean_rerun.clean_plan(student, source)
+    plan = clean_rerun.clean_plan(student, source).cells
     position = next(i for i, cell in enumerate(plan) if cell.grade_id == "sdpa" and cell.kind == "answer")
     assert plan[position - 1].kind == "added" and "def my_softmax" in plan[position - 1].source
     assert not any("allclose" in cell.source for cell in plan if cell.kind == "added")
