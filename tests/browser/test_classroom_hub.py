@@ -31,7 +31,6 @@ import shutil
 import time
 import urllib.error
 import urllib.parse
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -54,7 +53,7 @@ from classroom.roster import save_languages
 from classroom.student_view import VIEW_FOLDER
 from classroom.system_users import ensure_user, remove_user, set_password
 from tests.browser.assignments_page import AssignmentsTab, Formgrader, log_in
-from tests.browser.hub import Hub, KernelError, execute, fresh_layout, start_hub
+from tests.browser.hub import Hub, KernelError, execute, fresh_layout, messages, send_execute, start_hub
 from tests.browser.lti import post_launch, signed_launch
 from tfcourse.language import notebook_edition
 from tfcourse.messages import tr
@@ -511,21 +510,17 @@ def kernel_url(hub: Hub, user: str, kernel: str) -> str:
 def until_the_kernel_dies(hub: Hub, user: str, kernel: str, code: str, timeout: float = 180) -> str:
     """Run ``code`` in the kernel; what its server said of it: "restarting" (it died), "dead", or "idle" (it lived)."""
     authorization = [f"Authorization: token {hub.token}"]
+    deadline = time.monotonic() + timeout
     connection = websocket.create_connection(kernel_url(hub, user, kernel), header=authorization, timeout=timeout)
-    msg_id = uuid.uuid4().hex
-    header = {"msg_id": msg_id, "session": uuid.uuid4().hex, "username": "test", "msg_type": "execute_request",
-              "version": "5.3"}  # fmt: skip
-    content = {"code": code, "silent": False, "store_history": False, "user_expressions": {}, "allow_stdin": False}
-    connection.send(json.dumps({"header": header, "parent_header": {}, "metadata": {}, "content": content,
-                                "channel": "shell"}))  # fmt: skip
     try:
-        while True:
-            reply = json.loads(connection.recv())
+        msg_id = send_execute(connection, code)
+        for reply in messages(connection, deadline):
             if reply["header"]["msg_type"] != "status":
                 continue
             state = reply["content"]["execution_state"]
             if state in ("restarting", "dead") or (state == "idle" and reply["parent_header"].get("msg_id") == msg_id):
                 return state
+        raise AssertionError(f"the server closed {user}'s kernel channel before the kernel went idle or died")
     finally:
         connection.close()
 
