@@ -565,8 +565,7 @@ def test_an_idle_server_is_culled_and_the_student_s_work_kept(class_run: ClassRu
     unused kernel of C's is shut down by C's server, then C's idle server is stopped by the culler; C's file stays."""
     started = time.monotonic()
     class_run.hub.request(f"hub/api/users/{CY}/server", method="DELETE")  # C's server on the class's hub: one a student
-    while class_run.hub.user(CY)["server"] or class_run.hub.user(CY)["pending"]:
-        time.sleep(0.5)
+    wait_for(lambda: not any(class_run.hub.user(CY)[key] for key in ("server", "pending")), f"{CY}'s server to stop")
     monkeypatch.setenv("TFCOURSE_HUB_CULL_IDLE", "20")
     monkeypatch.setenv("TFCOURSE_HUB_KERNEL_CULL_IDLE", "3")
     state = class_run.hub.layout.prefix / "state-cull"
