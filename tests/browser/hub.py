@@ -233,14 +233,19 @@ def messages(connection: websocket.WebSocket, deadline: float) -> Iterator[dict]
     raise TimeoutError("the deadline passed")
 
 
-def send_execute(connection: websocket.WebSocket, code: str) -> str:
-    """One execute request on the channel; its message id."""
+def send_request(connection: websocket.WebSocket, msg_type: str, content: dict) -> str:
+    """One request on the channel's shell; its message id."""
     session, msg_id = uuid.uuid4().hex, uuid.uuid4().hex
-    header = {"msg_id": msg_id, "session": session, "username": "test", "msg_type": "execute_request", "version": "5.3"}
-    content = {"code": code, "silent": False, "store_history": False, "user_expressions": {}, "allow_stdin": False}
+    header = {"msg_id": msg_id, "session": session, "username": "test", "msg_type": msg_type, "version": "5.3"}
     connection.send(json.dumps({"header": header, "parent_header": {}, "metadata": {}, "content": content,
                                 "channel": "shell"}))  # fmt: skip
     return msg_id
+
+
+def send_execute(connection: websocket.WebSocket, code: str) -> str:
+    """One execute request on the channel; its message id."""
+    content = {"code": code, "silent": False, "store_history": False, "user_expressions": {}, "allow_stdin": False}
+    return send_request(connection, "execute_request", content)
 
 
 def execute(url: str, token: str, code: str, timeout: float) -> str:

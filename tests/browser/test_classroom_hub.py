@@ -53,7 +53,16 @@ from classroom.roster import save_languages
 from classroom.student_view import VIEW_FOLDER
 from classroom.system_users import ensure_user, remove_user, set_password
 from tests.browser.assignments_page import AssignmentsTab, Formgrader, log_in
-from tests.browser.hub import Hub, KernelError, execute, fresh_layout, messages, send_execute, start_hub
+from tests.browser.hub import (
+    Hub,
+    KernelError,
+    execute,
+    fresh_layout,
+    messages,
+    send_execute,
+    send_request,
+    start_hub,
+)
 from tests.browser.lti import post_launch, signed_launch
 from tfcourse.language import notebook_edition
 from tfcourse.messages import tr
@@ -525,6 +534,31 @@ def until_the_kernel_dies(hub: Hub, user: str, kernel: str, code: str, timeout: 
         connection.close()
 
 
+def until_the_kernel_answers(hub: Hub, user: str, kernel: str, timeout: float = 120) -> None:
+    """As JupyterLab does once a kernel restarted: a new channel, a kernel_info request, and wait for its reply.
+
+    A kernel killed mid-cell stays "busy" in its server's books until the new kernel's first status message, and
+    while it is, the server skips the check (its "nudge") that a new channel's subscriptions are in place before
+    the channel opens (jupyter_server 2.21: "Nudge: not nudging busy kernel" in its debug log right after an
+    out-of-memory restart): an execute request sent at once may run with its output published to nobody. The reply
+    comes on the shell channel, which needs no subscription. A restart that failed fails here, with the hub's log.
+    """
+    deadline = time.monotonic() + timeout
+    authorization = [f"Authorization: token {hub.token}"]
+    connection = websocket.create_connection(kernel_url(hub, user, kernel), header=authorization, timeout=timeout)
+    try:
+        msg_id = send_request(connection, "kernel_info_request", {})
+        for reply in messages(connection, deadline):
+            if reply["header"]["msg_type"] == "kernel_info_reply" and reply["parent_header"].get("msg_id") == msg_id:
+                return
+        raise AssertionError(f"the server closed {user}'s kernel channel before the kernel answered")
+    except TimeoutError:
+        silent = f"{user}'s kernel did not answer in {timeout} s after its restart"
+        raise AssertionError(f"{silent}:\n{hub.log_tail()}") from None
+    finally:
+        connection.close()
+
+
 def limits_line(hub: Hub) -> str:
     """The line the hub logged at start about per-student limits (classroom/limits.py)."""
     lines = [line for line in hub.log.read_text(errors="replace").splitlines() if "per-student limits" in line]
@@ -544,6 +578,7 @@ def test_past_the_memory_limit_a_student_loses_only_their_own_kernel(class_run: 
         execute(kernel_url(hub, BOB, bob), hub.token, "kept = list(range(10))", timeout=120)
         state = until_the_kernel_dies(hub, ADA, ada, "chunks = [b'x' * 2**26 for _ in range(48)]  # 3 GiB")
         assert state == "restarting", f"A's kernel allocating 3 GiB past a 2 GiB limit ended {state!r}"
+        until_the_kernel_answers(hub, ADA, ada)
         told = execute(kernel_url(hub, ADA, ada), hub.token, "print('after')", timeout=120)
         assert "A kernel of yours was stopped by the machine" in told and "2.0 GiB" in told, f"A was not told: {told!r}"
         assert "after" in told.splitlines(), told
