@@ -540,12 +540,16 @@ def until_the_kernel_answers(hub: Hub, user: str, kernel: str, timeout: float = 
     A kernel killed mid-cell stays "busy" in its server's books until the new kernel's first status message, and
     while it is, the server skips the check (its "nudge") that a new channel's subscriptions are in place before
     the channel opens (jupyter_server 2.21: "Nudge: not nudging busy kernel" in its debug log right after an
-    out-of-memory restart): an execute request sent at once may run with its output published to nobody. The reply
-    comes on the shell channel, which needs no subscription. A restart that failed fails here, with the hub's log.
+    out-of-memory restart); the kernel_info reply comes on the shell channel, which needs no subscription. A restart
+    can fail: it reuses the dead kernel's ports, and when another process took one meanwhile, all five attempts
+    end in "Address already in use" and the server drops the kernel but keeps the channel open (reproduced with a
+    port held by hand). That fails here with the hub's log, where it used to be an execute that waited for ever.
     """
-    deadline = time.monotonic() + timeout
-    authorization = [f"Authorization: token {hub.token}"]
-    connection = websocket.create_connection(kernel_url(hub, user, kernel), header=authorization, timeout=timeout)
+    deadline, authorization = time.monotonic() + timeout, [f"Authorization: token {hub.token}"]
+    try:
+        connection = websocket.create_connection(kernel_url(hub, user, kernel), header=authorization, timeout=timeout)
+    except websocket.WebSocketException as error:  # the server refused the channel: the kernel is gone
+        raise AssertionError(f"{user}'s kernel after its restart: {error!r}\n{hub.log_tail()}") from None
     try:
         msg_id = send_request(connection, "kernel_info_request", {})
         for reply in messages(connection, deadline):
