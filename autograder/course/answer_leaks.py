@@ -46,13 +46,12 @@ def course_solutions(root: Path = REPO_ROOT) -> dict[str, str]:
 def leaks(files: Iterable[tuple[str, str]], solutions: dict[str, str]) -> list[str]:
     """``"<file> holds the solution of <answer>"`` for each of ``files`` (name, text) holding a fingerprint of one
     of ``solutions`` (name -> code)."""
+    prints = {answer: fingerprints(code) for answer, code in solutions.items()}
     found = []
     for name, text in files:
         lines = normalized_lines(text)
-        for answer, code in solutions.items():
-            prints = fingerprints(code)
-            size = len(next(iter(prints))) if prints else 0
-            windows = {tuple(lines[i : i + size]) for i in range(len(lines) - size + 1)} if size else set()
-            if prints & windows:
-                found.append(f"{name} holds the solution of {answer}")
+        windows = {size: {tuple(lines[i : i + size]) for i in range(len(lines) - size + 1)}
+                   for size in range(1, WINDOW + 1)}  # fmt: skip
+        found += [f"{name} holds the solution of {answer}" for answer, runs in prints.items()
+                  if runs and runs & windows[len(next(iter(runs)))]]  # fmt: skip
     return found
