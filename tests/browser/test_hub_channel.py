@@ -114,5 +114,5 @@ def test_a_channel_that_only_pings_ends_at_the_deadline(channel_url) -> None:
     assert not reader.is_alive(), "execute was still reading 20 s after its 2 s deadline"
     (error, seconds), = outcome
     assert isinstance(error, TimeoutError) and "no answer from the kernel in 2 s" in str(error), repr(error)
-    assert 2 <= seconds < 3, f"execute gave up after {seconds:.1f} s, its deadline was 2 s"
+    assert 2 <= seconds < 5, f"execute gave up after {seconds:.1f} s, its deadline was 2 s"
     assert len(pongs) >= 10, f"the client answered {len(pongs)} pings: the server's pings did not reach it"
