@@ -54,6 +54,7 @@ from classroom.student_view import VIEW_FOLDER
 from classroom.system_users import ensure_user, remove_user, set_password
 from tests.browser.assignments_page import AssignmentsTab, Formgrader, log_in
 from tests.browser.hub import (
+    HUB_MODULE_TIMEOUT,
     Hub,
     KernelError,
     execute,
@@ -67,7 +68,7 @@ from tests.browser.lti import post_launch, signed_launch
 from tfcourse.language import notebook_edition
 from tfcourse.messages import tr
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(HUB_MODULE_TIMEOUT)]
 ASSIGNMENT = "01_attention"
 TEACHER, ADA, BOB, CY, DAI = "tfhub-teacher", "tfhub-ada", "tfhub-bob", "tfhub-cy", "tfhub-dai"
 ONE_ANSWER = "causal_mask"  # the exercise B answers in the second submission
