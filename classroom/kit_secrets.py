@@ -8,8 +8,10 @@ notebooks show anyway (a signature, a docstring, a setup line a hidden test repe
 one shorter than ``SHORTEST`` characters. A single line of a longer block does not count on its own: the
 helper package shares everyday lines with the answers (``self.dropout = nn.Dropout(dropout)``).
 
-This is the kit builder's own guard (:mod:`classroom.student_kit`); ``tests/test_student_kit.py`` checks
-the built kit again with the test suite's own leak finders, so that a slip here cannot hide itself.
+This is the kit builder's guard (:mod:`classroom.student_kit`). It also runs the test suite's finder of the
+code answers (:mod:`autograder.course.answer_leaks`, comments ignored and a one-line answer found on its own), so
+that the builder refuses every solution ``tests/test_no_answer_leaks.py`` would find; ``tests/test_student_kit.py``
+checks the built kit again with the suite's hidden-test and written-answer scans.
 """
 
 import json
@@ -18,6 +20,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.course import answer_leaks
 from autograder.course.hidden_messages import translate_hidden_tests
 from autograder.course.notebooks import HIDDEN_TESTS, grade_id, is_student_cell, reference_answers
 from autograder.course.settings import assignment_ids, release_notebook, source_notebook
@@ -125,6 +128,7 @@ def leaks(files: Mapping[str, bytes], secrets: frozenset[Run]) -> list[str]:
 
 def refuse_leaks(files: Mapping[str, bytes], root: Path) -> None:
     """Raise :class:`KitLeak` naming every file of ``files`` that holds a secret of the course under ``root``."""
-    found = leaks(files, course_secrets(root))
+    texts = [(name, readable_text(name, data)) for name, data in sorted(files.items())]
+    found = leaks(files, course_secrets(root)) + answer_leaks.leaks(texts, answer_leaks.course_solutions(root))
     if found:
         raise KitLeak("these files would hand students a hidden test or a reference answer:\n" + "\n".join(found))

@@ -5,13 +5,12 @@ from collections import Counter
 
 import nbformat
 
-from autograder.course.notebooks import grade_id, nbgrader_meta
+from autograder.course.notebooks import grade_id, nbgrader_meta, solution_code
 from tests.support.notebooks import (
     answer_cells,
     code_lines,
     ends_in_statement,
     graded_test_cells,
-    solution_code,
     todos,
     without_hidden_tests,
 )

@@ -1,12 +1,13 @@
 """The student kit (``make student-kit``): what it holds, what it must never hold, and that it works on its own.
 
-The kit is built once for the module. Its files are scanned with the suite's own leak finders, not with the
-builder's guard (classroom/kit_secrets.py), so that a slip in either one shows: the fingerprints of the reference
-answers (tests/test_no_answer_leaks.py), the hidden-test lines (tests/grader/leaks.py) and the model answers to
-the written questions, in both editions. The slow test unpacks the kit into an empty folder, sets it up with its
-own command (``start.py --setup-only``: a real pip install into the kit's own ``.venv``) and runs notebook 01
-there with the kit's own Jupyter and kernel: filled with the reference answers, every visible test passes;
-untouched, the first test cell stops at the TODO's NotImplementedError.
+The kit is built once for the module. Its files are scanned with the suite's leak finders: the fingerprints of
+the reference answers (autograder/course/answer_leaks.py, which the builder's guard, classroom/kit_secrets.py, runs
+too: it refuses every solution this scan finds), and, independently of the guard's runs of lines, the hidden-test
+lines (tests/grader/leaks.py) and the model answers to the written questions, in both editions. The slow test
+unpacks the kit into an empty folder, sets it up with its own command (``start.py --setup-only``: a real pip install
+into the kit's own ``.venv``) and runs notebook 01 there with the kit's own Jupyter and kernel: filled with the
+reference answers, every visible test passes; untouched, the first test cell stops at the TODO's
+NotImplementedError.
 """
 
 import os
@@ -23,6 +24,7 @@ import pytest
 from nbformat.v4 import new_code_cell
 
 from autograder.course import settings
+from autograder.course.answer_leaks import course_solutions, leaks
 from autograder.course.course import Course
 from autograder.course.notebooks import (
     fill_answers,
@@ -30,6 +32,7 @@ from autograder.course.notebooks import (
     is_graded_test_cell,
     is_student_cell,
     reference_answers,
+    solution_code,
 )
 from autograder.pipeline.feedback import SHORTEST_SECRET
 from classroom import student_kit
@@ -40,8 +43,7 @@ from editions.translations import load
 from tests.conftest import TIMINGS
 from tests.grader.hostile_class import hidden_test_blocks
 from tests.grader.leaks import normalised, secret_lines
-from tests.support.notebooks import answer_cells, read, solution_code
-from tests.test_no_answer_leaks import all_solutions, leaks
+from tests.support.notebooks import answer_cells, read
 
 ROOT = settings.REPO_ROOT
 ASSIGNMENTS = settings.assignment_ids()
@@ -101,7 +103,7 @@ def what_students_must_not_get(files: dict[str, bytes]) -> list[str]:
     """Every file of ``files`` from a folder students never get, or holding a secret, with the secret."""
     texts = {name: entry_text(name, data) for name, data in files.items()}
     found = [f"{name} comes from {name.split('/')[0]}/" for name in files if name.startswith(KEPT_FROM_STUDENTS)]
-    found += leaks(texts.items(), all_solutions())
+    found += leaks(texts.items(), course_solutions())
     hidden, written = hidden_lines(), written_answer_lines()
     for name, text in texts.items():
         lines = normalised(text)
@@ -163,13 +165,31 @@ def planted_hidden_test() -> tuple[str, bytes]:
     return f"notebooks/{NOTEBOOK}/{NOTEBOOK}.ipynb", nbformat.writes(release).encode()
 
 
-@pytest.mark.parametrize("planted", [planted_solution, planted_hidden_test], ids=["solution", "hidden-test"])
-def test_the_builder_refuses_a_kit_holding_a_planted_secret(planted):
+def planted_one_line_answer() -> tuple[str, bytes]:
+    """Notebook 01's ``causal_mask`` answer, one line, as the body of a function in the helper package: the suite's
+    scan finds it (a solution shorter than three lines is a fingerprint whole) where runs of three lines did not."""
+    answer = solution_code(answer_cells(read(settings.source_notebook(NOTEBOOK)))["causal_mask"].source)
+    assert len([line for line in answer.splitlines() if line.strip()]) == 1, answer
+    return "tfcourse/planted.py", f"def mask(size, device=None):\n{answer}  # mine\n".encode()
+
+
+@pytest.mark.parametrize(
+    ("planted", "says"),
+    [(planted_solution, ": "), (planted_hidden_test, ": "),
+     (planted_one_line_answer, f" holds the solution of {NOTEBOOK}/causal_mask$")],
+    ids=["solution", "hidden-test", "one-line-answer"],
+)  # fmt: skip
+def test_the_builder_refuses_a_kit_holding_a_planted_secret(planted, says, tmp_path, monkeypatch):
+    """The builder, given the kit's files and one planted file, stops with a message naming the file and writes
+    nothing."""
     name, data = planted()
     files = student_kit.kit_files()
     refuse_leaks(files, ROOT)  # the kit as it is passes
-    with pytest.raises(KitLeak, match=f"(?m)^{name}: "):
-        refuse_leaks({**files, name: data}, ROOT)
+    monkeypatch.setattr(student_kit, "kit_files", lambda: {**files, name: data})
+    refused = f"(?m)would hand students a hidden test or a reference answer:\n(.*\n)*{name}{says}"
+    with pytest.raises(KitLeak, match=refused):
+        student_kit.build(tmp_path)
+    assert not [*tmp_path.iterdir()]
 
 
 def kit_environment() -> dict[str, str]:

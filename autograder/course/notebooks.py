@@ -11,6 +11,7 @@ from nbformat import NotebookNode
 from tfcourse.language import EDITIONS, ENGLISH
 
 SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
+SOLUTION_REGION = re.compile(r"^[ \t]*### BEGIN SOLUTION\n(.*?)^[ \t]*### END SOLUTION[ \t]*\n?", re.M | re.S)
 # A hidden-test block, markers included; its one group is the hidden code between them. The one pattern
 # for it: feedback scrubs these lines, the book removes the blocks, the tests look for them.
 HIDDEN_TESTS = re.compile(
@@ -88,6 +89,11 @@ def reference_answers(source: NotebookNode) -> dict[str, str]:
         for cell in source.cells
         if is_student_cell(cell) and grade_id(cell)
     }
+
+
+def solution_code(source: str) -> str:
+    """The code between the solution markers of an answer cell."""
+    return "\n".join(match.group(1) for match in SOLUTION_REGION.finditer(source))
 
 
 def fill_answers(release: NotebookNode, answers: Mapping[str, str]) -> NotebookNode:

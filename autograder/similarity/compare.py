@@ -69,6 +69,7 @@ class ExerciseStats:
     pairs: int  # pairs where both answered
     median: float
     mad: float
+    answered: int  # students who answered (0: an exercise the whole class skipped, an optional extra)
 
 
 @dataclass
@@ -236,7 +237,7 @@ def compare_class(
         part_scores[part], rareness[part] = scores.overlaps(column)
         answered[part] = scores.answered_pairs(column)
         part_z[part], median, mad = scores.robust_z(part_scores[part], answered[part])
-        stats[part] = ExerciseStats(int(answered[part].sum()), median, mad)
+        stats[part] = ExerciseStats(int(answered[part].sum()), median, mad, sum(bool(hashes) for hashes in column))
     everything = [frozenset().union(*student_sets.values()) for student_sets in sets]
     notebook = scores.dice_scores(everything)
     evidence = sum(scores.rarity_evidence(part_scores[p], answered[p], rareness[p]) for p in parts)

@@ -97,6 +97,10 @@ def assignment_section(result: AssignmentSimilarity, work: ClassWork, boilerplat
     if len(listed) > SIDE_BY_SIDE:
         counts += f" The first {SIDE_BY_SIDE} listed pairs are shown side by side below; the table holds them all."
     parts = [f"<h2>{html.escape(result.assignment)}</h2>", f"<p>{counts}</p>"]
+    unanswered = [part for part, stats in result.stats.items() if not stats.answered]
+    if unanswered:
+        parts.append(f"<p class='unanswered'><strong>Nobody answered:</strong> {html.escape(', '.join(unanswered))} "
+                     "(no pair is scored on it).</p>")  # fmt: skip
     if result.too_small:
         parts.append(too_small_note(result))
     elif not result.can_tell:

@@ -104,7 +104,8 @@ def overlaps(sets: Sequence[set[int]]) -> tuple[np.ndarray, np.ndarray]:
     for student, hashes in enumerate(sets):
         incidence[student, [column[value] for value in hashes if value in column]] = 1.0
     counts = (incidence * np.array([weights[value] for value in shared])) @ incidence.T
-    sizes = np.array([sum(weights[value] for value in hashes) for hashes in sets])
+    # float even where every set is empty (an exercise nobody answered), where the sums are the integer 0
+    sizes = np.array([sum(weights[value] for value in hashes) for hashes in sets], dtype=np.float64)
     total = sizes[:, None] + sizes[None, :]
     overlap = np.divide(2 * counts, total, out=np.zeros_like(total), where=total > 0)
     # Rounded: the same sets summed in another order differ in the last bits, and a tie split by rounding

@@ -18,6 +18,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,10 @@ from classroom.layout import HubLayout
 from tests.browser.lab import end_processes, free_port
 
 TEST_PREFIX = Path("/srv/tfcourse-test")
+# pytest-timeout's limit (s) for the tests of a module that lays out TEST_PREFIX: the first one builds the hub's
+# environment when it is missing or its pins changed (most of a 409 s set-up on this 2-core machine under other
+# helpers' load, 2026-11-29) before its class runs (281 s, the same day): past the suite's 600 s.
+HUB_MODULE_TIMEOUT = 1200
 CONFIG = Path(__file__).resolve().parents[2] / "classroom" / "jupyterhub_config.py"
 SERVICE = "classroom-test"
 EXTRA_CONFIG = """\
@@ -209,27 +214,53 @@ class Hub:
         return found
 
 
-def execute(url: str, token: str, code: str, timeout: float) -> str:
-    """Jupyter's messaging protocol over the server's websocket: one execute request, its output."""
-    connection = websocket.create_connection(url, header=[f"Authorization: token {token}"], timeout=timeout)
+def messages(connection: websocket.WebSocket, deadline: float) -> Iterator[dict]:
+    """The messages on a kernel's channel until ``deadline`` (``time.monotonic()``), then TimeoutError; they end
+    where the server closes the channel.
+
+    Each read waits only for the time left, and a ping returns to the loop: websocket-client's ``recv()`` answers
+    the server's pings (Jupyter's every 30 s) and reads on, so neither its socket timeout nor a deadline checked
+    between messages ever fires while a kernel that never answers keeps its channel open (a CI run sat 20 minutes).
+    """
+    while (left := deadline - time.monotonic()) > 0:
+        connection.settimeout(left)
+        try:
+            opcode, data = connection.recv_data(control_frame=True)
+        except websocket.WebSocketTimeoutException:
+            break
+        except websocket.WebSocketConnectionClosedException:  # dropped without a close frame
+            return
+        if opcode == websocket.ABNF.OPCODE_CLOSE:
+            return
+        if opcode == websocket.ABNF.OPCODE_TEXT:
+            yield json.loads(data)
+    raise TimeoutError("the deadline passed")
+
+
+def send_request(connection: websocket.WebSocket, msg_type: str, content: dict) -> str:
+    """One request on the channel's shell; its message id."""
     session, msg_id = uuid.uuid4().hex, uuid.uuid4().hex
-    header = {"msg_id": msg_id, "session": session, "username": "test", "msg_type": "execute_request", "version": "5.3"}
+    header = {"msg_id": msg_id, "session": session, "username": "test", "msg_type": msg_type, "version": "5.3"}
+    connection.send(json.dumps({"header": header, "parent_header": {}, "metadata": {}, "content": content,
+                                "channel": "shell"}))  # fmt: skip
+    return msg_id
+
+
+def send_execute(connection: websocket.WebSocket, code: str) -> str:
+    """One execute request on the channel; its message id."""
     content = {"code": code, "silent": False, "store_history": False, "user_expressions": {}, "allow_stdin": False}
-    message = {"header": header, "parent_header": {}, "metadata": {}, "content": content, "channel": "shell"}
-    connection.send(json.dumps(message))
-    output, error, deadline = [], None, time.monotonic() + timeout
-    answered = False
+    return send_request(connection, "execute_request", content)
+
+
+def execute(url: str, token: str, code: str, timeout: float) -> str:
+    """Jupyter's messaging protocol over the server's websocket: one execute request, its output (TimeoutError
+    when the kernel has not finished in ``timeout`` seconds)."""
+    deadline = time.monotonic() + timeout
+    connection = websocket.create_connection(url, header=[f"Authorization: token {token}"], timeout=timeout)
+    output, error, answered = [], None, False
     try:
-        while time.monotonic() < deadline:
-            try:
-                raw = connection.recv()
-            except websocket.WebSocketConnectionClosedException:  # dropped, where a close frame reads as ""
-                raw = ""
-            if not raw:
-                if answered:
-                    raise websocket.WebSocketConnectionClosedException("the channel closed while the code ran")
-                raise KernelNeverAnswered("the server closed the channel before any reply to the request")
-            reply = json.loads(raw)
+        msg_id = send_execute(connection, code)
+        for reply in messages(connection, deadline):
             if reply.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
             answered = True
@@ -241,7 +272,11 @@ def execute(url: str, token: str, code: str, timeout: float) -> str:
             elif kind == "status" and reply["content"]["execution_state"] == "idle":
                 break
         else:
-            raise TimeoutError(f"no answer from the kernel in {timeout} s; output so far: {''.join(output)}")
+            if answered:
+                raise websocket.WebSocketConnectionClosedException("the channel closed while the code ran")
+            raise KernelNeverAnswered("the server closed the channel before any reply to the request")
+    except TimeoutError:
+        raise TimeoutError(f"no answer from the kernel in {timeout} s; output so far: {''.join(output)}") from None
     finally:
         connection.close()
     if error:

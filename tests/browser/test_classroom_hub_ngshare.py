@@ -48,6 +48,7 @@ from classroom.student_submit import MESSAGE_NOT_CONFIRMED
 from classroom.student_view import VIEW_FOLDER, VIEW_VARIABLE
 from classroom.system_users import ensure_user, remove_user
 from tests.browser.assignments_page import AssignmentsTab, log_in
+from tests.browser.hub import HUB_MODULE_TIMEOUT
 from tests.browser.test_classroom_hub import (
     ClassRun,
     answers_notebook,
@@ -62,7 +63,7 @@ from tests.browser.test_classroom_hub import (
 from tests.support.forked_submit import submit_in_child
 from tfcourse.language import notebook_edition
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(HUB_MODULE_TIMEOUT)]
 ASSIGNMENT = "01_attention"
 TEACHER, ADA, MAL = "tfng-teacher", "tfng-ada", "tfng-mal"
 FORGED = "2000-01-01 00:00:00.000000 UTC"

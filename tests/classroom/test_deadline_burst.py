@@ -31,11 +31,11 @@ import pytest
 from classroom.layout import COURSE_ID, STUDENTS
 from classroom.provision import provision
 from classroom.system_users import ensure_user, remove_user
-from tests.browser.hub import fresh_layout
+from tests.browser.hub import HUB_MODULE_TIMEOUT, fresh_layout
 from tests.classroom.test_exchange_attacks import ASSIGNMENT, TEACHER, Run
 from tests.support.forked_submit import submit_in_child
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(HUB_MODULE_TIMEOUT)]
 CLASS_SIZE = 100
 STAGGER = 0.2  # seconds between two students' starts: the 100th starts at 19.8 s, a harsher peak than the 60 s asked
 WINDOW = 60.0  # every hand-in done within this many seconds of the first start

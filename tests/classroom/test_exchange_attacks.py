@@ -39,9 +39,9 @@ from autograder.pipeline.submission_marks import SECRET_FILE
 from classroom.layout import COURSE_ID, INSTRUCTORS, STUDENTS, HubLayout
 from classroom.provision import provision
 from classroom.system_users import ensure_user, remove_user
-from tests.browser.hub import fresh_layout
+from tests.browser.hub import HUB_MODULE_TIMEOUT, fresh_layout
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(HUB_MODULE_TIMEOUT)]
 ASSIGNMENT = "01_attention"
 TEACHER, ADA, MAL, CY = "tfx-teacher", "tfx-ada", "tfx-mal", "tfx-cy"
 ZOE = "tfx-zoe"  # honest, and last in the class list: after every malformed hand-in and feedback folder

@@ -20,7 +20,7 @@ import pytest
 from nbformat import NotebookNode
 
 from autograder.course.course import Course
-from autograder.course.notebooks import grade_id, is_answer_cell, reference_answers
+from autograder.course.notebooks import grade_id, is_answer_cell, reference_answers, solution_code
 from autograder.course.settings import RELEASE_DIRECTORY, REPO_ROOT, SOURCE_DIRECTORY, release_notebook, source_notebook
 from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
@@ -29,7 +29,6 @@ from tests.grader import secret_walk
 from tests.grader.hostile_class import ASSIGNMENT, hidden_test_blocks, solution, with_answer
 from tests.support.course import ThrowawayCourse
 from tests.support.grading_pool import grade_on_kept_pool
-from tests.support.notebooks import solution_code
 
 pytestmark = [
     pytest.mark.slow,

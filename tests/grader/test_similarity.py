@@ -555,6 +555,24 @@ def test_a_class_too_small_to_rank_says_so_and_lists_the_answers_only_two_share(
     assert "Too short or too alike" not in section and f"{students + 2} submissions" in section
 
 
+def test_an_exercise_nobody_answered_scores_nothing_and_the_page_says_so() -> None:
+    """A class that skipped an optional extra credit (``extra`` empty in every hand-in): the notebook is still
+    compared on ``f``, the copy still stands out, and the page names the exercise nobody answered."""
+    answers = {f"s{i}": {"f": OTHERS[i], "extra": ""} for i in range(6)}
+    answers |= {"original": {"f": ORIGINAL, "extra": ""}, "copier": {"f": RENAMED, "extra": ""}}
+    work = exercise_class(answers)
+    result = compare_class(work, {})
+    assert result.stats["extra"].answered == 0 and result.stats["extra"].pairs == 0
+    assert result.stats["f"].answered == 8 and not result.too_small
+    assert not result.part_answered["extra"].any() and not result.part_score["extra"].any()
+    assert {result.pair(0).first, result.pair(0).second} == {"original", "copier"}
+    section = "".join(assignment_section(result, work, frozenset()))
+    assert "<strong>Nobody answered:</strong> extra (no pair is scored on it)." in section
+    answered_only = one_exercise_class({student: answer["f"] for student, answer in answers.items()})
+    assert "Nobody answered" not in "".join(assignment_section(compare_class(answered_only, {}), answered_only,
+                                                               frozenset()))  # fmt: skip
+
+
 def test_counts_agree_with_their_nouns() -> None:
     one = {"a": ORIGINAL, "b": OTHERS[0]}
     result = compare_class(one_exercise_class(one), {"f": ORIGINAL})

@@ -10,7 +10,6 @@ from nbformat import NotebookNode
 
 from autograder.course.notebooks import HIDDEN_TESTS, grade_id, is_answer_cell, is_graded_test_cell
 
-SOLUTION_REGION = re.compile(r"^[ \t]*### BEGIN SOLUTION\n(.*?)^[ \t]*### END SOLUTION[ \t]*\n?", re.M | re.S)
 HINT = re.compile(r"<details><summary>Hint (\d+)</summary>(.*?)</details>", re.S)
 TODO_HEADING = re.compile(r"^#+ TODO (\d+)\b", re.M)
 # "What must hold:" (or "What must hold (in eval mode):", "...; what must hold, for ...:"), then a bullet list or
@@ -76,11 +75,6 @@ def must_hold(instructions: str) -> list[str]:
         for item in items:
             clauses += [" ".join(part.split()).rstrip(".") for part in CLAUSE_BREAK.split(item) if part.strip()]
     return clauses
-
-
-def solution_code(source: str) -> str:
-    """The code between the solution markers of an answer cell."""
-    return "\n".join(match.group(1) for match in SOLUTION_REGION.finditer(source))
 
 
 def code_lines(code: str) -> list[str]:
