@@ -29,7 +29,11 @@ import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from autograder.similarity.algebra import normal_arithmetic
+from autograder.similarity.classes import flatten_classes, known_classes
 from autograder.similarity.deadcode import strip
+from autograder.similarity.equivalences import equivalences
+from autograder.similarity.loops import comprehensions
 from autograder.similarity.signatures import Signatures, bind_calls
 from autograder.similarity.spellings import SIGNATURES, respell
 from autograder.similarity.trees import children, walk
@@ -65,7 +69,8 @@ def canonical(
     if tree is None:
         return code
     try:
-        tree = bind_calls(strip(respell(tree), keep, elsewhere), signatures or {})
+        flatten_classes(tree, known_classes((helpers or {}).values()))
+        tree = bind_calls(comprehensions(strip(equivalences(respell(tree)), keep, elsewhere)), signatures or {})
         # The lists of statements stay the same lists through every step (each edits them in place).
         found = survey(tree, drop_docstrings=True)
         for scope in found.scopes:
@@ -78,6 +83,8 @@ def canonical(
             found = survey(tree)
             for scope in found.scopes:
                 fold_temporaries(scope)
+        tree = normal_arithmetic(tree, key)
+        found = survey(tree)
         ast.fix_missing_locations(tree)  # unparse reads an assignment's line number
         order_free_statements(found.blocks, key)
         return ast.unparse(tree)
@@ -92,7 +99,8 @@ def helpers_of(code: str, signatures: Signatures | None = None) -> Helpers:
     if tree is None:
         return {}
     try:
-        tree = bind_calls(strip(respell(tree)), signatures or {})
+        flatten_classes(tree)
+        tree = bind_calls(comprehensions(strip(equivalences(respell(tree)))), signatures or {})
         for scope in survey(tree, drop_docstrings=True).scopes:
             fold_temporaries(scope)
     except (RecursionError, ValueError, TypeError, AttributeError):
