@@ -26,6 +26,7 @@ class Margin:
     best: float  # the best independent pair's z
     below: dict[str, int]  # families of the copies ranked below the best independent pair -> their rank (1 first)
     pairs: int
+    weakest: str  # the lowest copy's families
 
     @property
     def margin(self) -> float:
@@ -46,7 +47,9 @@ def margin(made: SimilarityClass, result: AssignmentSimilarity) -> Margin:
     verbatim = result.rank(*made.verbatim)
     best = next(rank for rank in range(len(result)) if rank not in {*ranks.values(), verbatim})
     below = {"+".join(made.families[c]): rank + 1 for c, rank in ranks.items() if rank > best}
-    return Margin(min(float(result.z[r]) for r in ranks.values()), float(result.z[best]), below, len(result))
+    lowest = max(ranks, key=ranks.get)
+    return Margin(float(result.z[ranks[lowest]]), float(result.z[best]), below, len(result),
+                  "+".join(made.families[lowest]))  # fmt: skip
 
 
 def measure(assignment: str, design: str, students: int = 30) -> tuple[Margin, AssignmentSimilarity]:
@@ -64,7 +67,8 @@ def main(argv: list[str] | None = None) -> None:
         for assignment in args.assignment:
             found, result = measure(assignment, design)
             print(f"{design} {assignment}: lowest copy z {found.lowest:.2f}, best independent z {found.best:.2f}, "
-                  f"margin {found.margin:+.2f}, can tell {result.can_tell}, below {found.below or 'none'} "
+                  f"margin {found.margin:+.2f}, ceiling z {result.ceiling_z:.2f}, one line "
+                  f"{result.one_line() is not None}, lowest {found.weakest}, below {found.below or 'none'} "
                   f"(of {found.pairs} pairs)", flush=True)  # fmt: skip
 
 
