@@ -6,6 +6,9 @@ is) and re-printed with :func:`ast.unparse`, which drops comments, blank lines a
 on the way:
 
 - docstrings go (a comment by another name);
+- helper classes of static methods or ``__call__`` read as functions (:mod:`.classes`), PyTorch's documented
+  equal calls as one (:mod:`.equivalences`), loops that build a list as comprehensions (:mod:`.loops`), and
+  what does not change the result goes (:mod:`.deadcode`);
 - the calls of functions and classes whose ``def`` the report can read (the answer's, the added
   cells', the course's) have their arguments in one form (:mod:`.signatures`);
 - a helper function the answer defines, or the student's added cells define, is inlined where it
@@ -16,6 +19,7 @@ on the way:
 - a single-use temporary inside a function is folded into its one use (``x = expr; return f(x)``
   reads ``return f(expr)``), when the name is assigned once, read once, later in the same block
   and outside any nested function, and nothing in between writes what ``expr`` reads;
+- arithmetic is put in one polynomial form (:mod:`.algebra`);
 - consecutive assignments whose order is free (neither reads nor writes what another writes) are
   put in one order: the dependencies kept, ties broken by each statement's normalised text.
 

@@ -167,7 +167,6 @@ def ceiling_evidence(answered_pairs: Sequence[int]) -> float:
     return sum(-NORMAL.inv_cdf(0.5 / count) for count in answered_pairs if count > 0)
 
 
-
 def without_closest(evidence: dict[str, np.ndarray], answered: dict[str, np.ndarray]) -> np.ndarray:
     """Each pair's summed evidence with its closest exercise (the one it gains most on) at that exercise's median
     pair: how alike the two are apart from one answer. ``evidence``: per exercise, :func:`rarity_evidence`;

@@ -21,7 +21,7 @@ from autograder.similarity.fingerprints import MAGIC, Context, fingerprint, norm
 from autograder.similarity.page import assignment_section
 from tests.support.course import ThrowawayCourse
 from tests.support.notebooks import read
-from tests.support.similarity_class import answer_pool, build_class, build_disguised_class, hand_in
+from tests.support.similarity_class import DESIGNS, answer_pool, build_class, build_disguised_class, hand_in
 from tests.support.similarity_disguises import FAMILIES, TRIPLES, course_parameters, disguised
 
 ANSWER = """def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
@@ -589,11 +589,12 @@ def test_each_disguise_computes_what_its_source_computes(family: tuple[str, ...]
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("design", DESIGNS)
 def test_each_disguise_family_alone_and_three_at_a_time_ranks_above_every_independent_pair(
-    assignment: str, throwaway_course: ThrowawayCourse
+    assignment: str, design: str, throwaway_course: ThrowawayCourse
 ) -> None:
-    """One class per notebook: 30 independent students, a copy per family alone and per triple."""
-    made = build_disguised_class(assignment, students=30)
+    """One class per notebook and design: 30 independent students, a copy per family alone and per combination."""
+    made = build_disguised_class(assignment, students=30, design=design)
     course = throwaway_course(assignment)
     hand_in(course, made)
     result, _ = compare_assignment(course, assignment)
