@@ -13,6 +13,7 @@ is all this assumes; an expression with an atom that is a list, tuple, string or
 """
 
 import ast
+import math
 from collections.abc import Callable
 from fractions import Fraction
 
@@ -23,7 +24,8 @@ Polynomial = dict[Monomial, Fraction]
 ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 NOT_NUMBERS = (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr, ast.Set, ast.Dict, ast.SetComp, ast.DictComp,
                ast.GeneratorExp)  # fmt: skip
-MAX_POWER = 3  # a sum raised to a whole power up to this is expanded; above, it stays an atom
+MAX_POWER = 3  # a sum (or a number other than 1) raised to a whole power up to this is expanded; above, kept as is
+MAX_TERMS = 64  # an expansion with more terms is left as written (a hostile answer could ask for millions)
 
 
 class NotArithmetic(Exception):
@@ -42,7 +44,7 @@ def number(node: ast.expr) -> Fraction | None:
         inner = number(node.operand)
         return None if inner is None else -inner
     if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
-        return Fraction(node.value)
+        return Fraction(node.value) if math.isfinite(node.value) else None
     return None
 
 
@@ -95,7 +97,7 @@ class Builder:
         base = self.read(node.left)
         if len(base) == 1:
             ((monomial, coefficient),) = base.items()
-            if coefficient == 1 or exponent.denominator == 1:
+            if coefficient == 1 or exponent.denominator == 1 and abs(exponent) <= MAX_POWER:
                 return {raise_to(monomial, exponent): coefficient ** int(exponent) if exponent.denominator == 1
                         else coefficient}  # fmt: skip
         if exponent.denominator == 1 and 0 <= exponent <= MAX_POWER:
@@ -134,6 +136,8 @@ def multiply(first: Polynomial, second: Polynomial) -> Polynomial:
                 powers[atom] = powers.get(atom, Fraction(0)) + power
             monomial = tuple(sorted((atom, power) for atom, power in powers.items() if power))
             found = add(found, {monomial: a * b})
+    if len(found) > MAX_TERMS:
+        raise NotArithmetic
     return found
 
 

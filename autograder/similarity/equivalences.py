@@ -27,10 +27,6 @@ IDENTITIES = frozenset({"clone", "contiguous"})  # tensor methods that return th
 CLASS_DIMENSIONS = (1, -1)
 
 
-def keyword(name: str, value: ast.expr) -> ast.keyword:
-    return ast.keyword(name, value)
-
-
 def like(source: ast.expr, attribute: str) -> ast.expr:
     return ast.Attribute(source, attribute, ast.Load())
 
@@ -38,7 +34,7 @@ def like(source: ast.expr, attribute: str) -> ast.expr:
 def maker(kind: str, size: ast.expr, rest: list[ast.expr], keywords: list[ast.keyword], source: ast.expr) -> ast.Call:
     """``torch.<kind>(size, *rest, device=source.device, dtype=source.dtype, **keywords)``, keywords in name order."""
     given = {k.arg for k in keywords}
-    implied = [keyword(name, like(source, name)) for name in ("device", "dtype") if name not in given]
+    implied = [ast.keyword(name, like(source, name)) for name in ("device", "dtype") if name not in given]
     found = sorted([*keywords, *implied], key=lambda k: str(k.arg))
     return ast.Call(ast.Attribute(ast.Name(TORCH, ast.Load()), kind, ast.Load()), [size, *rest], found)
 
