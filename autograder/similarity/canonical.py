@@ -6,6 +6,9 @@ is) and re-printed with :func:`ast.unparse`, which drops comments, blank lines a
 on the way:
 
 - docstrings go (a comment by another name);
+- helper classes of static methods or ``__call__`` read as functions (:mod:`.classes`), PyTorch's documented
+  equal calls as one (:mod:`.equivalences`), loops that build a list as comprehensions (:mod:`.loops`), and
+  what does not change the result goes (:mod:`.deadcode`);
 - the calls of functions and classes whose ``def`` the report can read (the answer's, the added
   cells', the course's) have their arguments in one form (:mod:`.signatures`);
 - a helper function the answer defines, or the student's added cells define, is inlined where it
@@ -16,6 +19,7 @@ on the way:
 - a single-use temporary inside a function is folded into its one use (``x = expr; return f(x)``
   reads ``return f(expr)``), when the name is assigned once, read once, later in the same block
   and outside any nested function, and nothing in between writes what ``expr`` reads;
+- arithmetic is put in one polynomial form (:mod:`.algebra`);
 - consecutive assignments whose order is free (neither reads nor writes what another writes) are
   put in one order: the dependencies kept, ties broken by each statement's normalised text.
 
@@ -29,7 +33,11 @@ import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from autograder.similarity.algebra import normal_arithmetic
+from autograder.similarity.classes import flatten_classes, known_classes
 from autograder.similarity.deadcode import strip
+from autograder.similarity.equivalences import equivalences
+from autograder.similarity.loops import comprehensions
 from autograder.similarity.signatures import Signatures, bind_calls
 from autograder.similarity.spellings import SIGNATURES, respell
 from autograder.similarity.trees import children, walk
@@ -65,7 +73,8 @@ def canonical(
     if tree is None:
         return code
     try:
-        tree = bind_calls(strip(respell(tree), keep, elsewhere), signatures or {})
+        flatten_classes(tree, known_classes((helpers or {}).values()))
+        tree = bind_calls(comprehensions(strip(equivalences(respell(tree)), keep, elsewhere)), signatures or {})
         # The lists of statements stay the same lists through every step (each edits them in place).
         found = survey(tree, drop_docstrings=True)
         for scope in found.scopes:
@@ -78,6 +87,8 @@ def canonical(
             found = survey(tree)
             for scope in found.scopes:
                 fold_temporaries(scope)
+        tree = normal_arithmetic(tree, key)
+        found = survey(tree)
         ast.fix_missing_locations(tree)  # unparse reads an assignment's line number
         order_free_statements(found.blocks, key)
         return ast.unparse(tree)
@@ -92,7 +103,8 @@ def helpers_of(code: str, signatures: Signatures | None = None) -> Helpers:
     if tree is None:
         return {}
     try:
-        tree = bind_calls(strip(respell(tree)), signatures or {})
+        flatten_classes(tree)
+        tree = bind_calls(comprehensions(strip(equivalences(respell(tree)))), signatures or {})
         for scope in survey(tree, drop_docstrings=True).scopes:
             fold_temporaries(scope)
     except (RecursionError, ValueError, TypeError, AttributeError):

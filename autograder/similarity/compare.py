@@ -38,6 +38,7 @@ from autograder.similarity.signatures import Signatures, course_signatures, sign
 RESULTS_FILE = "similarity.json"  # in the grading folder
 LISTED_Z = 3.5  # notebook z from which a pair is listed (calibrated on independent pairs: see the README)
 TOP_LISTED = 5  # the highest pairs of each notebook are listed whatever their z (when above the median, z > 0)
+APART_Z = 1.0  # a pair's z without its closest exercise below this: its z rests on that exercise (one_line)
 CEILING_SHARE = 0.95  # where no pair can reach LISTED_Z, those this close to the ceiling are listed (see listed)
 
 
@@ -53,6 +54,7 @@ class Pair:
     shared_failures: int = 0  # failed tests both fail with the same message (see behaviour)
     failure_evidence: float = 0.0  # the sum of log(n / holders) over them
     same_alone: int = 0  # parts where the two hand in the same fingerprints and no other student does
+    z_apart: float = 0.0  # the notebook z with the pair's closest exercise as alike as the median pair's
 
 
 @dataclass
@@ -100,6 +102,7 @@ class AssignmentSimilarity:
     ceiling_z: float  # the z of two identical notebooks nobody else wrote (scores.ceiling_evidence)
     answered: int  # students who answered something: the class the notebook's z is measured in
     same_alone: np.ndarray  # per ranked pair, its parts answered alike by the two and by no other student
+    z_apart: np.ndarray  # per ranked pair, its z with its closest exercise as alike as the median pair's (one_line)
 
     def __len__(self) -> int:
         return len(self.z)
@@ -113,7 +116,8 @@ class AssignmentSimilarity:
         }
         first, second = self.students[self.first[rank]], self.students[self.second[rank]]
         failures = int(self.shared_failures[rank]), float(self.failure_evidence[rank]), int(self.same_alone[rank])
-        return Pair(first, second, float(self.score[rank]), float(self.z[rank]), exercises, *failures)
+        return Pair(first, second, float(self.score[rank]), float(self.z[rank]), exercises, *failures,
+                    float(self.z_apart[rank]))  # fmt: skip
 
     def top(self, count: int) -> list[Pair]:
         return [self.pair(rank) for rank in range(min(count, len(self)))]
@@ -128,6 +132,25 @@ class AssignmentSimilarity:
         """Whether a copy can stand out here: the class is large enough and two identical notebooks nobody else
         wrote reach :data:`LISTED_Z`."""
         return not self.too_small and self.ceiling_z >= LISTED_Z
+
+    def one_line(self) -> Pair | None:
+        """A listed pair whose z rests on one exercise, as high as a listed pair alike on several; None if none.
+
+        A pair *rests on one exercise* when, that exercise as alike as the median pair's, its z falls below
+        :data:`APART_Z`: one rare answer the two share (a single line, in a short exercise) lifts it, which
+        independent students do write. When such a pair reaches a pair that stands out without its closest
+        exercise too (or, with none listed, :data:`LISTED_Z`), the notebook cannot tell a copy from a shared
+        rare line by rank.
+        """
+        if self.too_small or not self.can_tell:
+            return None
+        count = len(self.listed())
+        resting = [rank for rank in range(count) if self.z_apart[rank] < APART_Z]
+        if not resting:
+            return None
+        standing = [float(self.z[rank]) for rank in range(count) if self.z_apart[rank] >= APART_Z]
+        level = min(standing) if standing else LISTED_Z
+        return self.pair(resting[0]) if self.z[resting[0]] >= level else None
 
     def listed(self) -> list[Pair]:
         """The pairs at :data:`LISTED_Z` or more, and the :data:`TOP_LISTED` highest (those above the median).
@@ -240,10 +263,12 @@ def compare_class(
         stats[part] = ExerciseStats(int(answered[part].sum()), median, mad, sum(bool(hashes) for hashes in column))
     everything = [frozenset().union(*student_sets.values()) for student_sets in sets]
     notebook = scores.dice_scores(everything)
-    evidence = sum(scores.rarity_evidence(part_scores[p], answered[p], rareness[p]) for p in parts)
+    per_part = {p: scores.rarity_evidence(part_scores[p], answered[p], rareness[p]) for p in parts}
+    evidence = sum(per_part.values())
     combined, median, mad = scores.robust_z(evidence, scores.answered_pairs(everything), scores.EVIDENCE_MAD_FLOOR)
     ceiling = scores.ceiling_evidence([stats[p].pairs for p in parts if p != ADDED])
-    ceiling_z = (ceiling - median) / (scores.MAD_SCALE * max(mad, scores.EVIDENCE_MAD_FLOOR))
+    ceiling_z, apart = ((value - median) / (scores.MAD_SCALE * max(mad, scores.EVIDENCE_MAD_FLOOR))
+                        for value in (ceiling, scores.without_closest(per_part, answered)))  # fmt: skip
     first, second = np.triu_indices(len(students), k=1)
     # Ranked by z, then score (both highest first), then the students' order (they are sorted).
     order = np.lexsort((second, first, -notebook[first, second], -combined[first, second]))
@@ -260,7 +285,7 @@ def compare_class(
         {part: part_z[part][first, second] for part in parts},
         {part: answered[part][first, second] for part in parts},
         shared[first, second], evidence[first, second], stats, copies, work.unreadable, float(ceiling_z),
-        answering, alone[first, second],
+        answering, alone[first, second], apart[first, second],
     )  # fmt: skip
 
 

@@ -12,6 +12,11 @@ hide the copy best. :func:`strip` removes, in place:
 - branches under a constant condition (``if False:``, ``if 0:``, ``while False:``) and statements
   that are a bare constant or name (``x``, ``...``), ``pass`` where a block has more;
 - no-op arithmetic: ``e * 1``, ``1 * e``, ``e / 1``, ``e + 0``, ``0 + e``, ``e - 0``, ``e ** 1``;
+- what only runs when the answer fails: ``try: body except ...: fallback`` reads ``body`` (and its
+  ``else`` and ``finally``): a fallback changes nothing where the body computes its result, and where
+  the body fails the grader's tests see what the fallback does (:mod:`.behaviour`);
+- logging: a statement that only calls ``print``, ``warnings.warn``, ``logging``'s functions or a
+  logger's methods (a name bound to ``logging.getLogger(...)``), and those bindings and imports;
 - assignments to a local name no statement of the function reads (until none is left);
 - top-level functions nothing calls, except those the release asks for (``keep``).
 """
@@ -26,6 +31,8 @@ Function = ast.FunctionDef | ast.AsyncFunctionDef
 NEUTRAL = {ast.Mult: 1, ast.Div: 1, ast.Add: 0, ast.Sub: 0, ast.Pow: 1}  # e <op> neutral == e
 COMMUTES = (ast.Mult, ast.Add)  # neutral <op> e == e too
 ANNOTATION_MODULES = frozenset({"typing", "__future__"})
+LOGGING_MODULES = frozenset({"logging", "warnings"})
+LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
 
 
 def raises_assertion(statement: ast.stmt) -> bool:
@@ -45,8 +52,49 @@ def is_neutral(node: ast.expr, neutral: int) -> bool:
     return value == neutral and not isinstance(value, bool)
 
 
+def loggers(tree: ast.AST) -> set[str]:
+    """The names bound to ``logging.getLogger(...)`` anywhere in ``tree``."""
+    return {
+        target.id
+        for node in walk(tree)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and logging_call(node.value, set())
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+
+
+def logging_call(call: ast.Call, names: set[str]) -> bool:
+    """``print(...)``, ``logging.f(...)``, ``warnings.warn(...)``, or a log method of one of ``names`` (loggers)."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id == "print"
+    if not isinstance(func, ast.Attribute):
+        return False
+    root = func.value
+    while isinstance(root, ast.Attribute | ast.Call):
+        root = root.value if isinstance(root, ast.Attribute) else root.func
+    if not isinstance(root, ast.Name):
+        return False
+    return root.id in LOGGING_MODULES or (root.id in names and func.attr in LOG_METHODS)
+
+
 class Strip(ast.NodeTransformer):
-    """Annotations, asserts, constant branches, bare expressions and no-op arithmetic (see the module)."""
+    """Annotations, asserts, constant branches, bare expressions, fallbacks, logging and no-op arithmetic (see
+    the module)."""
+
+    def __init__(self, names: set[str] | None = None):
+        self.loggers = names or set()
+
+    def visit_Try(self, node: ast.Try) -> list[ast.stmt]:
+        self.generic_visit(node)
+        return [*node.body, *node.orelse, *node.finalbody]
+
+    visit_TryStar = visit_Try
+
+    def visit_Assign(self, node: ast.Assign) -> ast.Assign | None:
+        self.generic_visit(node)
+        logger = isinstance(node.value, ast.Call) and logging_call(node.value, self.loggers)
+        return None if logger and all(isinstance(t, ast.Name) for t in node.targets) else node
 
     def visit_arg(self, node: ast.arg) -> ast.arg:
         node.annotation = None
@@ -70,14 +118,16 @@ class Strip(ast.NodeTransformer):
         return None
 
     def visit_Import(self, node: ast.Import) -> ast.Import | None:
-        node.names = [alias for alias in node.names if alias.name not in ANNOTATION_MODULES]
+        node.names = [alias for alias in node.names if alias.name not in ANNOTATION_MODULES | LOGGING_MODULES]
         return node if node.names else None
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.ImportFrom | None:
-        return None if node.module in ANNOTATION_MODULES else node
+        return None if node.module in ANNOTATION_MODULES | LOGGING_MODULES else node
 
     def visit_Expr(self, node: ast.Expr) -> ast.stmt | None:
         self.generic_visit(node)
+        if isinstance(node.value, ast.Call) and logging_call(node.value, self.loggers):
+            return None
         return None if isinstance(node.value, ast.Constant | ast.Name) else node
 
     def visit_If(self, node: ast.If) -> ast.AST | list[ast.stmt] | None:
@@ -167,7 +217,7 @@ def strip(tree: ast.Module, kept: Iterable[str] | None = None, elsewhere: str = 
     (Not named ``keep``: a grader file may hold no line of a hidden test, and one of the course's reads
     ``if keep is not None:``; tests/grader/test_kernel_reach.py walks every file student code can read.)
     """
-    tree = Strip().visit(tree)
+    tree = Strip(loggers(tree)).visit(tree)
     tree.body = tree.body or [ast.Pass()]
     for function in [n for n in walk(tree) if isinstance(n, Function)]:
         while unread_assignments(function):

@@ -79,11 +79,11 @@ def pair_table(pairs: list[Pair], ranked: bool) -> str:
 
     rows = "".join(
         f"<tr><td>{html.escape(p.first)}</td><td>{html.escape(p.second)}</td>"
-        f"<td>{f'{p.z:+.1f}' if ranked else p.same_alone}</td><td>{p.score:.2f}</td>"
+        f"<td>{f'{p.z:+.1f}</td><td>{p.z_apart:+.1f}' if ranked else p.same_alone}</td><td>{p.score:.2f}</td>"
         f"<td>{p.shared_failures} ({p.failure_evidence:.1f})</td><td>{exercises(p)}</td></tr>"
         for p in pairs
     )
-    first = "notebook z" if ranked else "same answers nobody else handed in"
+    first = "notebook z</th><th>z without the closest exercise" if ranked else "same answers nobody else handed in"
     last = "exercises: score (z)" if ranked else "exercises: score"
     return (f"<table><tr><th>student</th><th>student</th><th>{first}</th><th>notebook score</th>"
             f"<th>shared failures (evidence)</th><th>{last}</th></tr>{rows}</table>")  # fmt: skip
@@ -109,6 +109,15 @@ def assignment_section(result: AssignmentSimilarity, work: ClassWork, boilerplat
             f"whose answers nobody else wrote reach only z {result.ceiling_z:+.1f} here (a pair is listed from "
             f"{LISTED_Z}), so a high rank in this notebook means little. Only pairs within "
             f"{1 - CEILING_SHARE:.0%} of that ceiling (identical answers almost nobody else wrote) are listed.</p>"
+        )
+    if one_line := result.one_line():
+        parts.append(
+            f"<p class='cannot-tell one-line'><strong>Cannot tell a copy from one rare shared line:</strong> "
+            f"{html.escape(one_line.first)} and {html.escape(one_line.second)} reach z {one_line.z:+.1f}, as high as "
+            f"pairs alike on several exercises, yet with their closest exercise as alike as the class's median pair "
+            f"they reach only z {one_line.z_apart:+.1f}: here one answer two students share and nobody else wrote (a "
+            f"single line, in a short exercise) ranks a pair as a copy does. Read the column <em>z without the "
+            f"closest exercise</em>: a copy is alike on every exercise, one shared line on one.</p>"
         )
     ranked = not result.too_small
     if listed:

@@ -166,3 +166,16 @@ def ceiling_evidence(answered_pairs: Sequence[int]) -> float:
     pair can: if that is not far above the class, no pair of this notebook can be.
     """
     return sum(-NORMAL.inv_cdf(0.5 / count) for count in answered_pairs if count > 0)
+
+
+def without_closest(evidence: dict[str, np.ndarray], answered: dict[str, np.ndarray]) -> np.ndarray:
+    """Each pair's summed evidence with its closest exercise (the one it gains most on) at that exercise's median
+    pair: how alike the two are apart from one answer. ``evidence``: per exercise, :func:`rarity_evidence`;
+    ``answered``: per exercise, :func:`answered_pairs`."""
+    gains = []
+    for part, values in evidence.items():
+        both = answered[part] | answered[part].T
+        typical = float(np.median(values[answered[part]])) if answered[part].any() else 0.0
+        gains.append(np.where(both, values - typical, 0.0))
+    total = sum(evidence.values())
+    return total - np.max(np.stack(gains), axis=0) if gains else total

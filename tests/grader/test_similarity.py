@@ -21,7 +21,7 @@ from autograder.similarity.fingerprints import MAGIC, Context, fingerprint, norm
 from autograder.similarity.page import assignment_section
 from tests.support.course import ThrowawayCourse
 from tests.support.notebooks import read
-from tests.support.similarity_class import answer_pool, build_class, build_disguised_class, hand_in
+from tests.support.similarity_class import DESIGNS, answer_pool, build_class, build_disguised_class, hand_in
 from tests.support.similarity_disguises import FAMILIES, TRIPLES, course_parameters, disguised
 
 ANSWER = """def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
@@ -417,6 +417,135 @@ def test_a_temporary_read_twice_folds_when_its_value_is_pure() -> None:
     )
 
 
+PLAIN = "def f(q, k):\n    s = q @ k.mT\n    w = s.softmax(-1)\n    return w @ k\n"
+STATIC = """class _Ops:
+    @staticmethod
+    def run(q, k):
+        s = q @ k.mT
+        w = s.softmax(-1)
+        return w @ k
+
+
+def f(q, k):
+    return _Ops.run(q, k)
+"""
+CALLED = """class _Attend:
+    def __call__(impl, q, k):
+        s = q @ k.mT
+        w = s.softmax(-1)
+        return w @ k
+
+
+attend = _Attend()
+
+
+def f(q, k):
+    return attend(q, k)
+"""
+
+
+def test_helper_classes_static_methods_and_call_read_as_the_function() -> None:
+    assert same_structure(STATIC, PLAIN)
+    assert same_structure(CALLED, PLAIN)
+    assert same_structure(CALLED.replace("return attend(q, k)", "return _Attend()(q, k)"), PLAIN)
+    helper, answer = STATIC.split("\n\n\n")
+    assert normalise(structure(answer, helpers_of(helper))).text == normalise(structure(PLAIN)).text
+    assert not same_structure(STATIC.replace("softmax(-1)", "softmax(-2)"), PLAIN)
+    # A class that keeps state (a method reads self) is a class, not a box of functions.
+    stateful = CALLED.replace("def __call__(impl, q, k):", "def __call__(impl, q, k):\n        impl.calls = 1")
+    assert not same_structure(stateful, PLAIN)
+
+
+def test_loops_that_build_a_list_and_comprehensions_are_one() -> None:
+    comprehension = "def f(xs, m):\n    return torch.stack([g(x) for x in xs if x.any()])\n"
+    loop = ("def f(xs, m):\n    out = []\n    for x in xs:\n        if x.any():\n            out.append(g(x))\n"
+            "    return torch.stack(out)\n")  # fmt: skip
+    assert same_structure(loop, comprehension)
+    assert same_structure(comprehension.replace("[g(x) for x in xs if x.any()]", "list(g(x) for x in xs if x.any())"),
+                          comprehension)  # fmt: skip
+    table = "def f(xs):\n    d = {}\n    for i, x in enumerate(xs):\n        d[x] = i\n    return d\n"
+    assert same_structure(table, "def f(xs):\n    return {x: i for i, x in enumerate(xs)}\n")
+    # A loop that does more than append is a loop.
+    busy = loop.replace("            out.append(g(x))\n", "            out.append(g(x))\n            m = m + 1\n")
+    assert not same_structure(busy, comprehension)
+
+
+def test_fallbacks_logging_and_identity_wrappers_are_dropped() -> None:
+    wrapped = """import logging
+log = logging.getLogger(__name__)
+
+
+def f(q, k):
+    try:
+        s = q @ k.mT
+        log.debug("scores %s", s.shape)
+        w = s.softmax(-1)
+        print(w.sum())
+    except RuntimeError:
+        log.warning("falling back")
+        w = torch.zeros_like(q)
+    return (w @ k).clone().contiguous()
+"""
+    assert same_structure(wrapped, PLAIN)
+    assert not same_structure(wrapped.replace("log.debug(", "k = k.float(").replace(', "scores %s"', ""), PLAIN)
+
+
+def test_arithmetic_expanded_or_factored_and_reordered_is_one() -> None:
+    expanded = "def f(d, h):\n    a = 4 * d * d + 4 * d\n    b = 2 * d * h + h + d\n    return a + b\n"
+    factored = "def f(d, h):\n    return (d + 1) * d * 4 + h * (1 + 2 * d) + d\n"
+    assert same_structure(expanded, factored)
+    assert same_structure(
+        "def f(x, y):\n    return (x + y) ** 2 / 2\n", "def f(x, y):\n    return x * y + 0.5 * x ** 2 + y * y / 2\n"
+    )
+    assert not same_structure(expanded, factored.replace("(d + 1)", "(d + 2)"))
+    # ``+`` on a shape, a list or a string is not a sum of numbers: left as written.
+    shape = "def f(x, h):\n    return x.view(x.shape[:-1] + (h, -1))\n"
+    assert structure(shape) == "def f(x, h):\n    return x.view(x.shape[:-1] + (h, -1))"
+
+
+def test_pytorchs_documented_equal_calls_are_one() -> None:
+    pairs = [
+        ("F.cross_entropy(x, y, reduction='sum')", "F.nll_loss(F.log_softmax(x, dim=1), y, reduction='sum')"),
+        ("F.cross_entropy(x, y)", "torch.nn.functional.nll_loss(x.log_softmax(-1), y)"),
+        ("torch.ones(a, b, dtype=torch.bool, device=x.device)", "x.new_ones((a, b), dtype=torch.bool)"),
+        ("torch.zeros_like(x)", "x.new_zeros(x.shape)"),
+        ("torch.full_like(x, 2.0)", "torch.full(x.size(), 2.0, dtype=x.dtype, device=x.device)"),
+        ("x[:, :, 3]", "x.select(2, 3)"),
+        ("x[..., -1]", "x.select(-1, -1)"),
+        ("x", "torch.as_tensor(x)"),
+    ]
+    for first, second in pairs:
+        assert same_structure(f"def f(x, y):\n    return {first}\n", f"def f(x, y):\n    return {second}\n")
+    assert not same_structure("def f(x, y):\n    return F.cross_entropy(x, y)\n",
+                              "def f(x, y):\n    return F.nll_loss(F.log_softmax(x, dim=0), y)\n")  # fmt: skip
+    assert not same_structure(
+        "def f(x):\n    return torch.zeros(x.shape)\n", "def f(x):\n    return x.new_zeros(x.shape)\n"
+    )
+    assert not same_structure("def f(x):\n    return torch.as_tensor([1, 2])\n", "def f(x):\n    return [1, 2]\n")
+
+
+def test_the_equal_calls_are_pytorchs_documented_ones() -> None:
+    """Each rule of :mod:`.equivalences` quotes PyTorch's documentation: the quotes are in the installed PyTorch."""
+    torch = pytest.importorskip("torch")
+    squashed = lambda text: " ".join(text.split())  # noqa: E731
+    assert (
+        "is equivalent to applying :class:`~torch.nn.LogSoftmax` on an input, followed by :class:`~torch.nn.NLLLoss`"
+        in squashed(torch.nn.CrossEntropyLoss.__doc__)
+    )
+    for kind in ("zeros", "ones", "empty", "full"):
+        assert f"``torch.{kind}_like(input" in squashed(getattr(torch, f"{kind}_like").__doc__)
+        assert "dtype=input.dtype, layout=input.layout, device=input.device)``" in squashed(
+            getattr(torch, f"{kind}_like").__doc__
+        )
+        assert ("By default, the returned Tensor has the same :class:`torch.dtype` and :class:`torch.device` as this "
+                "tensor.") in squashed(getattr(torch.Tensor, f"new_{kind}").__doc__)  # fmt: skip
+    assert "tensor.select(2, index)`` is equivalent to ``tensor[:,:,index]``" in squashed(torch.select.__doc__)
+    assert (
+        "If :attr:`data` is already a tensor with the requested dtype and device then :attr:`data` itself is "
+        "returned" in squashed(torch.as_tensor.__doc__)
+    )
+
+
 def run_answers(code: str, names: tuple[str, ...]) -> dict:
     import torch
     from torch import nn
@@ -429,18 +558,22 @@ def run_answers(code: str, names: tuple[str, ...]) -> dict:
 
 @pytest.mark.parametrize("family", [(f,) for f in FAMILIES] + list(TRIPLES), ids="+".join)
 def test_each_disguise_computes_what_its_source_computes(family: tuple[str, ...]) -> None:
-    """The disguises, run on 01's reference answers (or, for a family the reference's ``sdpa`` does not take, such as
-    calls of the student's own functions, the first answer of the class's that takes it): the same outputs on fixed
-    inputs."""
+    """The disguises, run on 01's reference answers (or, per exercise, where a family of ``family`` does not take the
+    reference's, such as calls of the student's own functions, the first answer of the class's that takes one more):
+    the same outputs on fixed inputs."""
     torch = pytest.importorskip("torch")
     reference = reference_answers(read(source_notebook("01_attention")))
     course = course_parameters("01_attention")
-    for sdpa in [reference["sdpa"], *answer_pool("01_attention")["sdpa"]]:
-        code = "\n\n".join([sdpa, reference["causal_mask"], reference["padding_mask"]])
-        added: list[str] = []
-        copy, applied = disguised(code, family, added, course)
-        if applied == set(family):
-            break
+    chosen, covered = [], set()
+    for exercise in ("sdpa", "causal_mask", "padding_mask"):
+        options = [reference[exercise], *answer_pool("01_attention")[exercise]]
+        takes = [disguised(answer, family, [], course)[1] - covered for answer in options]
+        best = max(range(len(options)), key=lambda i: (len(takes[i]), -i))
+        chosen.append(options[best])
+        covered |= takes[best]
+    code = "\n\n".join(chosen)
+    added: list[str] = []
+    copy, applied = disguised(code, family, added, course)
     assert applied == set(family) and copy != code
     names = ("scaled_dot_product_attention", "causal_mask", "padding_mask")
     source, copied = run_answers(code, names), run_answers("\n\n".join([*added, copy]), names)
@@ -456,11 +589,12 @@ def test_each_disguise_computes_what_its_source_computes(family: tuple[str, ...]
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("design", DESIGNS)
 def test_each_disguise_family_alone_and_three_at_a_time_ranks_above_every_independent_pair(
-    assignment: str, throwaway_course: ThrowawayCourse
+    assignment: str, design: str, throwaway_course: ThrowawayCourse
 ) -> None:
-    """One class per notebook: 30 independent students, a copy per family alone and per triple."""
-    made = build_disguised_class(assignment, students=30)
+    """One class per notebook and design: 30 independent students, a copy per family alone and per combination."""
+    made = build_disguised_class(assignment, students=30, design=design)
     course = throwaway_course(assignment)
     hand_in(course, made)
     result, _ = compare_assignment(course, assignment)
@@ -512,6 +646,35 @@ def test_a_notebook_too_short_to_tell_says_so_and_lists_only_identical_notebooks
     section = "".join(assignment_section(result, one_exercise_class(answers), frozenset()))
     assert "Too short or too alike to tell" in section
     assert not result.too_small and "Too few students" not in section  # 8 students: the notebook is the cause
+
+
+def test_a_pair_alike_through_one_exercise_as_high_as_pairs_alike_on_several_makes_the_page_say_so() -> None:
+    """Independent students who share one rare answer (a single line) rank as a copy does: the page says so."""
+    # Without the closest exercise: each pair's evidence with the exercise it gains most on at that one's median.
+    evidence = {"f": np.array([[0, 5.0, 0], [5.0, 0, 1.0], [0, 1.0, 0]]), "g": np.array([[0, 2.0, 1.0], [2.0, 0, 1.0],
+                                                                                       [1.0, 1.0, 0]])}  # fmt: skip
+    answered = {part: np.triu(np.ones((3, 3), dtype=bool), k=1) for part in evidence}
+    apart = scores.without_closest(evidence, answered)  # medians: f 1.0, g 1.0
+    assert apart[0, 1] == 7.0 - 4.0 and apart[1, 2] == 2.0 and apart[0, 2] == 1.0
+    ops = ["sum", "mean", "amax", "amin", "prod", "logsumexp", "std", "var", "nansum", "argmax"]
+    answers = {
+        f"s{i:02d}": {"f": f"def f(x):\n    return torch.{ops[i % 10]}(x, dim=-1)\n",
+                      "g": f"def g(x):\n    return x.{ops[(3 * i) % 10]}(0).float()\n"}
+        for i in range(12)
+    }  # fmt: skip
+    work = exercise_class(answers)
+    result = compare_class(work, {})
+    assert result.can_tell
+    z, apart = np.zeros(len(result)), np.zeros(len(result))
+    z[:3], apart[:3] = [4.2, 4.0, 3.9], [3.0, 0.4, 2.8]  # the second pair rests on one exercise, above the third
+    result.z, result.z_apart = z, apart
+    one_line = result.one_line()
+    assert one_line is not None and (one_line.first, one_line.second) == (result.pair(1).first, result.pair(1).second)
+    section = "".join(assignment_section(result, work, frozenset()))
+    assert "Cannot tell a copy from one rare shared line" in section and "z without the closest exercise" in section
+    apart[:3] = [3.0, 2.9, 0.4]  # the pair that rests on one exercise ranks below every pair alike on several
+    assert result.one_line() is None
+    assert "Cannot tell a copy" not in "".join(assignment_section(result, work, frozenset()))
 
 
 ORIGINAL = "def f(x):\n    total = x.exp().sum(-1)\n    return total / x.shape[-1]\n"

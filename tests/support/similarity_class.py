@@ -233,23 +233,48 @@ class SimilarityClass:
     verbatim: tuple[str, ...] = ()  # a student whose answers nobody else wrote, and their verbatim copy
 
 
-def independent_answers(pool: dict[str, list[str]], students: int, rng: random.Random) -> list[dict[str, str]]:
+DESIGNS = ("uniform", "popular")  # how independent students draw their answers (see independent_answers)
+POPULAR = 3  # the answers of each exercise that the "popular" design makes common
+
+
+def weights(options: int, design: str) -> list[int]:
+    """Each answer's weight in a draw: equal (``uniform``), or the pool's first :data:`POPULAR` answers (the
+    reference and the first variants) drawn as often as all the others together (``popular``: half the class
+    hands in one of a few answers, as in a class that learned from one lecture)."""
+    if design == "uniform" or options <= POPULAR:
+        return [1] * options
+    return [options - POPULAR] * POPULAR + [POPULAR] * (options - POPULAR)
+
+
+def draw(chance: list[int], rng: random.Random) -> int:
+    """An index drawn with these weights (equal weights as ``randrange``: the uniform classes are those of before)."""
+    if len(set(chance)) == 1:
+        return rng.randrange(len(chance))
+    return rng.choices(range(len(chance)), chance)[0]
+
+
+def independent_answers(
+    pool: dict[str, list[str]], students: int, rng: random.Random, design: str = "uniform"
+) -> list[dict[str, str]]:
     """``students`` different combinations of the pool's answers, one per exercise, drawn at random.
 
     No two independent students hand in the same notebook: drawn without replacement among the
-    combinations (each exercise's answer uniform over its pool).
+    combinations (each exercise's answer drawn by :func:`weights` of ``design``).
     """
     seen: set[tuple[int, ...]] = set()
     drawn = []
+    chances = [weights(len(options), design) for options in pool.values()]
     while len(drawn) < students:
-        choice = tuple(rng.randrange(len(options)) for options in pool.values())
+        choice = tuple(draw(chance, rng) for chance in chances)
         if choice not in seen:
             seen.add(choice)
             drawn.append({exercise: pool[exercise][i] for exercise, i in zip(pool, choice, strict=True)})
     return drawn
 
 
-def build_class(assignment: str, students: int, copies: int, seed: int = 0) -> SimilarityClass:
+def build_class(
+    assignment: str, students: int, copies: int, seed: int = 0, design: str = "uniform"
+) -> SimilarityClass:
     """``students`` independent students, ``copies`` of them copied, two untouched and two empty notebooks.
 
     The copied students are drawn among those whose notebook has an answer with a helper function
@@ -258,7 +283,7 @@ def build_class(assignment: str, students: int, copies: int, seed: int = 0) -> S
     rng = random.Random(f"{assignment}-{seed}")
     pool = answer_pool(assignment)
     made = SimilarityClass(assignment)
-    for index, answers in enumerate(independent_answers(pool, students, rng)):
+    for index, answers in enumerate(independent_answers(pool, students, rng, design)):
         made.answers[f"s{index:03d}"] = answers
     helpers = sorted(s for s, answers in made.answers.items() if any(map(has_helper, answers.values())))
     others = sorted(set(made.answers) - set(helpers))
@@ -308,30 +333,28 @@ def failures_of(assignment: str, answers: dict[str, str]) -> dict[str, str]:
     return found
 
 
-def build_disguised_class(assignment: str, students: int, seed: int = 0) -> SimilarityClass:
+def build_disguised_class(
+    assignment: str, students: int, seed: int = 0, design: str = "uniform"
+) -> SimilarityClass:
     """``students`` independent students and a copy per disguise family, alone and three at a time.
 
     The families are those of :mod:`.similarity_disguises`.
 
     Each copy copies a different independent student, drawn among those on whose answers every
-    family of its disguise changes something (so that no copy is disguised in name only); it is
+    family of its disguise changes something (so that no copy is disguised in name only), or, where
+    no student's answers take them all, one more independent student drawn uniformly; it is
     named ``d<k>`` and its families are kept in ``families``.
     """
-    made = build_class(assignment, students, copies=0, seed=seed)
+    made = build_class(assignment, students, copies=0, seed=seed, design=design)
     rng = random.Random(f"{assignment}-disguised-{seed}")
     candidates = sorted(s for s in made.answers if s.startswith("s"))
     rng.shuffle(candidates)
     for index, families in enumerate([(f,) for f in FAMILIES] + list(TRIPLES)):
-        for source in candidates:
-            added: list[str] = []
-            answers, applied = {}, set()
-            for exercise, code in made.answers[source].items():
-                answers[exercise], changed = disguised(code, families, added, course_parameters(assignment))
-                applied |= changed
-            if applied == set(families):
-                break
-        else:
-            raise ValueError(f"{assignment}: no student's answers take every disguise of {families}")
+        found = next((done for source in candidates if (done := disguise_all(made, source, families))), None)
+        if found is None:  # nobody in the class wrote answers this takes: one more student, drawn uniformly
+            found = extra_source(made, families, rng)
+            candidates.append(found[0])
+        source, answers, added = found
         candidates.remove(source)
         copier = f"d{index:02d}"
         made.answers[copier] = answers
@@ -350,6 +373,31 @@ def build_disguised_class(assignment: str, students: int, seed: int = 0) -> Simi
         made.answers[student], made.failures[student] = own, made.failures[candidates[0]]
     made.copies.add(frozenset(made.verbatim))
     return made
+
+
+def disguise_all(made: SimilarityClass, source: str, families: tuple[str, ...]) -> tuple[str, dict, list] | None:
+    """``source``'s answers with every family of ``families`` applied, and the cells it added; None when a family
+    changes nothing there."""
+    added: list[str] = []
+    answers, applied = {}, set()
+    for exercise, code in made.answers[source].items():
+        answers[exercise], changed = disguised(code, families, added, course_parameters(made.assignment))
+        applied |= changed
+    return (source, answers, added) if applied == set(families) else None
+
+
+def extra_source(made: SimilarityClass, families: tuple[str, ...], rng: random.Random) -> tuple[str, dict, list]:
+    """One more independent student (uniform over the pool) whose answers take every family, added to the class
+    (a class of popular answers may hold none)."""
+    pool = answer_pool(made.assignment)
+    for _ in range(1000):
+        student = f"s{len([s for s in made.answers if s.startswith('s')]):03d}"
+        made.answers[student] = independent_answers(pool, 1, rng)[0]
+        if found := disguise_all(made, student, families):
+            made.failures[student] = failures_of(made.assignment, made.answers[student])
+            return found
+        del made.answers[student]
+    raise ValueError(f"{made.assignment}: no answers of the pool take every disguise of {families}")
 
 
 def notebook_of(made: SimilarityClass, student: str, release: NotebookNode) -> NotebookNode:

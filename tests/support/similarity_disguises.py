@@ -20,7 +20,18 @@ says whether it changed anything. :data:`FAMILIES` names them; :func:`disguised`
 - ``operators``: tensor arithmetic as PyTorch's functions (``a * b`` as ``torch.mul(a, b)``, ``a / b``
   as ``torch.true_divide(a, b)``, ``a & b`` as ``torch.logical_and(a, b)``, ``~m`` as ``m.logical_not()``),
   ``math.sqrt(e)`` as ``e ** 0.5``, ``x = x.masked_fill(...)`` as ``x.masked_fill_(...)`` on a tensor the
-  function made, ``nn.init.f_`` as its older name ``nn.init.f``.
+  function made, ``nn.init.f_`` as its older name ``nn.init.f``;
+- ``static_method``: a function's body moved into a static method of a class of the answer's, called
+  as ``_<Name>Ops.run(...)``;
+- ``call_method``: the same into a class's ``__call__``, called through an instance (``_<name>_call(...)``);
+- ``comprehension``: a loop that appends to a list as a comprehension, a comprehension as that loop (one
+  inside a statement as a loop that fills a list first);
+- ``wrappers``: each function's body in ``try`` with a fallback that logs and raises again, a logger's
+  ``debug`` call after each computed assignment, a returned tensor wrapped in ``.clone()``;
+- ``algebra``: ``a * b`` as ``b * a`` (and ``+`` where a side is surely a number or a tensor), ``2 * (a + b)``
+  as ``2 * a + 2 * b``, ``F.cross_entropy`` as ``F.nll_loss`` of ``F.log_softmax``, ``torch.zeros(s, dtype=d,
+  device=t.device)`` as ``t.new_zeros(s, dtype=d)``, ``torch.zeros_like(t)`` as ``t.new_zeros(t.shape)`` and
+  ``x[:, 0]`` as ``x.select(1, 0)``.
 """
 
 import ast
@@ -42,10 +53,18 @@ FAMILIES = (
     "temporary",
     "own_keywords",
     "operators",
+    "static_method",
+    "call_method",
+    "comprehension",
+    "wrappers",
+    "algebra",
 )
+# The hand-built class's hardest copy combined all of the last five (a class's moves, loops, wrappers, algebra).
+COMBINED = ("static_method", "comprehension", "wrappers", "algebra")
 TRIPLES = (("synonyms", "keywords", "dead_code"), ("annotations", "asserts", "helper"),
            ("helper", "temporary", "synonyms"), ("annotations", "asserts", "own_keywords"),
-           ("operators", "own_keywords", "temporary"))  # fmt: skip
+           ("operators", "own_keywords", "temporary"), ("call_method", "comprehension", "algebra"),
+           COMBINED)  # fmt: skip
 # Parameter names of library calls a student spells either way (positional <-> keyword).
 PARAMETERS = {
     "softmax": ("dim",), "log_softmax": ("dim",), "transpose": ("dim0", "dim1"), "masked_fill": ("mask", "value"),
@@ -486,3 +505,250 @@ def disguised(
         if changed:
             applied.add(family)
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n", applied
+
+
+
+def cell_level(tree: ast.Module, function: ast.FunctionDef) -> int:
+    """The index of the top-level statement that holds ``function`` (itself, or its class)."""
+    return next(i for i, s in enumerate(tree.body) if any(n is function for n in ast.walk(s)))
+
+
+def move_to_class(tree: ast.Module, call_method: bool) -> bool:
+    """The first movable function's body moved into a class of the answer's: ``_<Name>Ops.run``, a static method,
+    or the ``__call__`` of ``_<Name>Call``, called through an instance ``_<name>_call`` (``call_method``)."""
+    for function in outer_functions(tree):
+        if movable(function):
+            parameters = [a.arg for a in function.args.args]
+            title = function.name.title().replace("_", "")
+            if call_method:
+                signature = [ast.arg("impl"), *(ast.arg(p) for p in parameters)]
+                method = ast.FunctionDef("__call__", ast.arguments([], signature, None, [], [], None, []),
+                                         function.body, [], None, type_params=[])  # fmt: skip
+                instance = f"_{function.name}_call"
+                made = [ast.ClassDef(f"_{title}Call", [], [], [method], [], type_params=[]),
+                        ast.Assign([ast.Name(instance, ast.Store())], ast.Call(name(f"_{title}Call"), [], []))]
+                callee: ast.expr = name(instance)
+            else:
+                signature = [ast.arg(p) for p in parameters]
+                method = ast.FunctionDef("run", ast.arguments([], signature, None, [], [], None, []), function.body,
+                                         [name("staticmethod")], None, type_params=[])  # fmt: skip
+                made = [ast.ClassDef(f"_{title}Ops", [], [], [method], [], type_params=[])]
+                callee = ast.Attribute(name(f"_{title}Ops"), "run", ast.Load())
+            tree.body[cell_level(tree, function) : cell_level(tree, function)] = made
+            function.body = [ast.Return(ast.Call(callee, [name(p) for p in parameters], []))]
+            return True
+    return False
+
+
+def static_method(tree: ast.Module) -> bool:
+    return move_to_class(tree, call_method=False)
+
+
+def call_method(tree: ast.Module) -> bool:
+    return move_to_class(tree, call_method=True)
+
+
+def target_names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def as_loop(name_: str, comprehension: ast.ListComp) -> list[ast.stmt]:
+    """``name_ = []`` and the loop nest that appends what ``comprehension`` holds."""
+    inner: ast.stmt = ast.Expr(ast.Call(ast.Attribute(name(name_), "append", ast.Load()), [comprehension.elt], []))
+    for generator in reversed(comprehension.generators):
+        for test in reversed(generator.ifs):
+            inner = ast.If(test, [inner], [])
+        inner = ast.For(generator.target, generator.iter, [inner], [])
+    return [ast.Assign([ast.Name(name_, ast.Store())], ast.List([], ast.Load())), inner]
+
+
+def loop_comprehension(block: list[ast.stmt], index: int) -> bool:
+    """``out = []`` and the loop that appends to it, at ``block[index]``, as one ``out = [...]``."""
+    first = block[index]
+    if index + 1 >= len(block) or not (isinstance(first, ast.Assign) and len(first.targets) == 1
+                                       and isinstance(first.targets[0], ast.Name) and isinstance(first.value, ast.List)
+                                       and not first.value.elts):  # fmt: skip
+        return False
+    list_name, loop = first.targets[0].id, block[index + 1]
+    generators = []
+    while isinstance(loop, ast.For) and not loop.orelse and len(loop.body) == 1:
+        generators.append(ast.comprehension(loop.target, loop.iter, [], 0))
+        loop = loop.body[0]
+        while isinstance(loop, ast.If) and not loop.orelse and len(loop.body) == 1:
+            generators[-1].ifs.append(loop.test)
+            loop = loop.body[0]
+    call = loop.value if isinstance(loop, ast.Expr) else None
+    if not (generators and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "append" and ast.unparse(call.func.value) == list_name and len(call.args) == 1):
+        return False  # fmt: skip
+    block[index : index + 2] = [ast.Assign(first.targets, ast.ListComp(call.args[0], generators))]
+    return True
+
+
+def comprehension(tree: ast.Module) -> bool:
+    """Loops that build a list as comprehensions, and comprehensions as loops: ``out = [e for ...]`` inside a
+    function as the loop, and a comprehension inside a statement as a loop that fills ``<function>_items<k>`` first
+    (when its loop names are not the function's other names)."""
+    changed = False
+    for function in functions(tree):
+        for node in list(ast.walk(function)):
+            for block in (getattr(node, f, None) for f in ("body", "orelse")):
+                if not (isinstance(block, list) and block and isinstance(block[0], ast.stmt)):
+                    continue
+                index = 0
+                while index < len(block):
+                    if loop_comprehension(block, index):
+                        changed = True
+                    elif hoisted := hoist(block[index], function, f"{function.name}_items{index}"):
+                        block[index:index] = hoisted
+                        index += len(hoisted)
+                        changed = True
+                    index += 1
+    return changed
+
+
+def hoist(statement: ast.stmt, function: ast.FunctionDef, items: str) -> list[ast.stmt]:
+    """The loop that builds, in ``items``, the first comprehension ``statement`` evaluates for sure (not under
+    ``and``, ``or``, ``x if c else y``, a lambda or another comprehension), which then reads ``items``; [] when
+    there is none."""
+    if not isinstance(statement, ast.Assign | ast.Return | ast.Expr) or statement.value is None:
+        return []
+    pending = [statement.value]
+    while pending:
+        node = pending.pop(0)
+        if isinstance(node, ast.ListComp | ast.GeneratorExp):
+            loop_names = set().union(*(target_names(g.target) for g in node.generators))
+            inside = {id(n) for n in ast.walk(node)}
+            others = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and id(n) not in inside}
+            if loop_names & others:
+                return []
+            replace(statement, node, name(items))
+            return as_loop(items, ast.ListComp(node.elt, node.generators))
+        if not isinstance(node, ast.IfExp | ast.BoolOp | ast.Lambda | ast.SetComp | ast.DictComp):
+            pending += list(ast.iter_child_nodes(node))
+    return []
+
+
+def replace(root: ast.AST, old: ast.AST, new: ast.AST) -> None:
+    for node in ast.walk(root):
+        for field, value in ast.iter_fields(node):
+            if value is old:
+                setattr(node, field, new)
+            elif isinstance(value, list):
+                value[:] = [new if item is old else item for item in value]
+
+
+LOGGER = "logger"
+
+
+def wrappers(tree: ast.Module) -> bool:
+    """Each function's body in ``try`` with a fallback that logs and raises again, a ``logger.debug`` after each
+    computed assignment, a returned tensor wrapped in ``.clone()`` (the first of a returned tuple in
+    ``.contiguous()``); the logger made at the top of the cell."""
+    changed = False
+    for function in outer_functions(tree):
+        for statement in list(ast.walk(function)):
+            if isinstance(statement, ast.Return) and statement.value is not None:
+                value = statement.value
+                if tensor_like(value):
+                    statement.value = ast.Call(ast.Attribute(value, "clone", ast.Load()), [], [])
+                elif isinstance(value, ast.Tuple) and value.elts and tensor_like(value.elts[0]):
+                    value.elts[0] = ast.Call(ast.Attribute(value.elts[0], "contiguous", ast.Load()), [], [])
+        body = []
+        for statement in function.body:
+            body.append(statement)
+            if target := computed(statement):
+                message = [ast.Constant(f"{function.name}: %s computed"), ast.Constant(target)]
+                body.append(ast.Expr(ast.Call(ast.Attribute(name(LOGGER), "debug", ast.Load()), message, [])))
+        warn = ast.Expr(ast.Call(ast.Attribute(name(LOGGER), "warning", ast.Load()),
+                                 [ast.Constant(f"{function.name} failed, see above")], []))  # fmt: skip
+        handler = ast.ExceptHandler(name("RuntimeError"), None, [warn, ast.Raise()])
+        function.body = [ast.Try(body, [handler], [], [])]
+        changed = True
+    if changed:
+        tree.body[:0] = ast.parse(f"import logging\n{LOGGER} = logging.getLogger(__name__)\n").body
+    return changed
+
+
+POWERS_OF_TWO = (2, 4, 8)  # a product by one is exact in floating point: distributing it changes no bit
+MAKERS = ("zeros", "ones", "empty", "full")
+
+
+def commutable(node: ast.expr) -> bool:
+    """Sure to be a number or a tensor (``+`` and ``*`` commute there): no list, tuple, string or slice inside."""
+    barred = ast.List | ast.Tuple | ast.ListComp | ast.JoinedStr | ast.Slice | ast.Dict | ast.Set
+    return not any(isinstance(n, barred) or isinstance(n, ast.Constant) and isinstance(n.value, str)
+                   for n in ast.walk(node))  # fmt: skip
+
+
+class Algebra(ast.NodeTransformer):
+    """``a * b`` as ``b * a``, ``a + b`` as ``b + a``; ``2 * (a + b)`` as ``2 * a + 2 * b`` (a power of two: exact);
+    ``F.cross_entropy(x, y)`` as ``F.nll_loss(F.log_softmax(x, dim=1), y)``; ``torch.zeros(s, dtype=d,
+    device=t.device)`` as ``t.new_zeros(s, dtype=d)`` and ``torch.zeros_like(t)`` as ``t.new_zeros(t.shape)``;
+    ``x[:, 0]`` and ``x[..., 0]`` (a constant index) as ``x.select(1, 0)`` and ``x.select(-1, 0)``."""
+
+    def __init__(self) -> None:
+        self.changed = False
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        self.generic_visit(node)
+        sure = isinstance(node.op, ast.Mult) or any(tensor_like(s) or number(s) for s in (node.left, node.right))
+        if not (isinstance(node.op, ast.Mult | ast.Add) and commutable(node) and sure):  # ``+`` of lists: no
+            return node
+        self.changed = True
+        factor, other = (node.left, node.right) if isinstance(node.left, ast.Constant) else (node.right, node.left)
+        if (isinstance(node.op, ast.Mult) and isinstance(factor, ast.Constant) and factor.value in POWERS_OF_TWO
+                and isinstance(other, ast.BinOp) and isinstance(other.op, ast.Add | ast.Sub)):  # fmt: skip
+            return ast.BinOp(ast.BinOp(factor, ast.Mult(), other.left), other.op,
+                             ast.BinOp(factor, ast.Mult(), other.right))  # fmt: skip
+        return ast.BinOp(node.right, node.op, node.left)
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
+        self.generic_visit(node)
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if not isinstance(node.ctx, ast.Load) or len(parts) < 2 or minus(parts[-1]) is None:
+            return node
+        if all(isinstance(p, ast.Slice) and p.lower is p.upper is p.step is None for p in parts[:-1]):
+            dimension = len(parts) - 1
+        elif len(parts) == 2 and isinstance(parts[0], ast.Constant) and parts[0].value is Ellipsis:
+            dimension = -1
+        else:
+            return node
+        self.changed = True
+        return ast.Call(ast.Attribute(node.value, "select", ast.Load()), [*constants(dimension), parts[-1]], [])
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        called = ast.unparse(node.func)
+        if called in ("F.cross_entropy", "torch.nn.functional.cross_entropy") and len(node.args) >= 2:
+            self.changed = True
+            log_softmax = ast.Call(ast.Attribute(name("F"), "log_softmax", ast.Load()), [node.args[0]],
+                                   [ast.keyword("dim", ast.Constant(1))])  # fmt: skip
+            return ast.Call(ast.Attribute(name("F"), "nll_loss", ast.Load()), [log_softmax, *node.args[1:]],
+                            node.keywords)  # fmt: skip
+        kind = called.removeprefix("torch.")
+        device = next((k.value for k in node.keywords if k.arg == "device"), None)
+        if (kind in MAKERS and node.args and isinstance(device, ast.Attribute) and device.attr == "device"
+                and any(k.arg == "dtype" for k in node.keywords)):  # fmt: skip
+            self.changed = True
+            rest = [k for k in node.keywords if k.arg != "device"]
+            return ast.Call(ast.Attribute(device.value, f"new_{kind}", ast.Load()), node.args, rest)
+        made = kind.removesuffix("_like")
+        if made != kind and made in MAKERS and len(node.args) == 1 and not node.keywords:
+            self.changed = True
+            source = node.args[0]
+            return ast.Call(ast.Attribute(source, f"new_{made}", ast.Load()), [ast.Attribute(source, "shape",
+                            ast.Load())], [])  # fmt: skip
+        return node
+
+
+def number(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, int | float)
+
+
+def constants(*values: int) -> list[ast.expr]:
+    return [ast.Constant(v) if v >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(-v)) for v in values]
+
+
+def algebra(tree: ast.Module) -> bool:
+    return rewrote(Algebra(), tree)

@@ -1,0 +1,76 @@
+"""The margins of the planted-copy classes: how far each notebook's lowest copy lies above its best independent pair.
+
+``python -m tests.support.similarity_margins [--design uniform popular] [--assignment 02_multi_head_attention]``
+builds :func:`.similarity_class.build_disguised_class` per notebook and class design, compares it in memory
+(no course on disk: the grader's results play no part in the text's z) and prints, per notebook and design,
+the lowest copy's z, the best independent pair's z, the margin and the copies ranked below that pair.
+"""
+
+import argparse
+from dataclasses import dataclass
+
+import nbformat
+
+from autograder.course.settings import release_notebook
+from autograder.similarity.answers import ADDED, ClassWork, Submission
+from autograder.similarity.compare import AssignmentSimilarity, compare_class
+from tests.support.similarity_class import DESIGNS, SimilarityClass, build_disguised_class
+
+ASSIGNMENTS = ("01_attention", "02_multi_head_attention", "03_positional_encoding", "04_encoder",
+               "05_encoder_decoder", "06_ag_news_classifier", "07_language_model")  # fmt: skip
+
+
+@dataclass
+class Margin:
+    lowest: float  # the lowest planted copy's z
+    best: float  # the best independent pair's z
+    below: dict[str, int]  # families of the copies ranked below the best independent pair -> their rank (1 first)
+    pairs: int
+    weakest: str  # the lowest copy's families
+
+    @property
+    def margin(self) -> float:
+        return self.lowest - self.best
+
+
+def class_work(made: SimilarityClass) -> ClassWork:
+    release = nbformat.read(release_notebook(made.assignment), as_version=4)
+    submissions = [
+        Submission(student, {**answers, **({ADDED: made.added[student]} if student in made.added else {})})
+        for student, answers in made.answers.items()
+    ]
+    return ClassWork(made.assignment, release, submissions, {})
+
+
+def margin(made: SimilarityClass, result: AssignmentSimilarity) -> Margin:
+    ranks = {copier: result.rank(*sorted((copier, made.source[copier]))) for copier in made.families}
+    verbatim = result.rank(*made.verbatim)
+    best = next(rank for rank in range(len(result)) if rank not in {*ranks.values(), verbatim})
+    below = {"+".join(made.families[c]): rank + 1 for c, rank in ranks.items() if rank > best}
+    lowest = max(ranks, key=ranks.get)
+    return Margin(float(result.z[ranks[lowest]]), float(result.z[best]), below, len(result),
+                  "+".join(made.families[lowest]))  # fmt: skip
+
+
+def measure(assignment: str, design: str, students: int = 30) -> tuple[Margin, AssignmentSimilarity]:
+    made = build_disguised_class(assignment, students, design=design)
+    result = compare_class(class_work(made), {})
+    return margin(made, result), result
+
+
+def main(argv: list[str] | None = None) -> None:
+    options = argparse.ArgumentParser(description=__doc__)
+    options.add_argument("--design", nargs="+", default=list(DESIGNS), choices=DESIGNS)
+    options.add_argument("--assignment", nargs="+", default=list(ASSIGNMENTS))
+    args = options.parse_args(argv)
+    for design in args.design:
+        for assignment in args.assignment:
+            found, result = measure(assignment, design)
+            print(f"{design} {assignment}: lowest copy z {found.lowest:.2f}, best independent z {found.best:.2f}, "
+                  f"margin {found.margin:+.2f}, ceiling z {result.ceiling_z:.2f}, one line "
+                  f"{result.one_line() is not None}, lowest {found.weakest}, below {found.below or 'none'} "
+                  f"(of {found.pairs} pairs)", flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
