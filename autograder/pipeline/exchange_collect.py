@@ -195,20 +195,21 @@ class SafeExchangeCollect(ExchangeCollect):
         Raises OSError (ENOSPC, EDQUOT) when the disk is full: the hand-in is not the student's fault.
         """
         source = Path(self.inbound_path) / candidate.name
-        target = None
+        slot = None
         try:
             if stat.S_ISLNK(os.lstat(source).st_mode):
                 raise RefusedHandin("the hand-in folder is a symbolic link")
-            target = Path(tempfile.mkdtemp(dir=staging)) / "handin"
+            slot = Path(tempfile.mkdtemp(dir=staging))
+            target = slot / "handin"
             copied = copy_handin(source, target, self.owner_of(candidate.student), self.limits)
             check_handin_marks(target)  # its secret names its feedback page; no folder where a file belongs
             (target / TIMESTAMP_FILE).write_text(copied.changed_at.strftime(TIME_FORMAT))
-        except RefusedHandin as refusal:
-            self.refuse(candidate, str(refusal))
-            return None
-        except OSError as error:
-            if target is not None:
-                shutil.rmtree(target.parent, ignore_errors=True)
+        except (RefusedHandin, OSError) as error:
+            if slot is not None:  # a refused copy leaves staging at once: one staged copy at a time
+                shutil.rmtree(slot, ignore_errors=True)
+            if isinstance(error, RefusedHandin):
+                self.refuse(candidate, str(error))
+                return None
             if error.errno in DISK_FULL:
                 raise
             self.refuse(candidate, f"it could not be read ({error.strerror})")  # vanished or unreadable
