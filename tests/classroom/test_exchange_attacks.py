@@ -138,10 +138,11 @@ def handins(run: Run, student: str) -> list[Path]:
     return sorted((run.course_exchange / "inbound").glob(f"{student}+{ASSIGNMENT}+*"))
 
 
-def clear_inbound(run: Run) -> str:
-    """``make hub-clear-inbound``'s command, as root: what it printed."""
-    done = subprocess.run([sys.executable, "-m", "classroom.clear_inbound", "--prefix", str(run.layout.prefix)],
-                          capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
+def clear_inbound(run: Run, student: str) -> str:
+    """``make hub-clear-inbound STUDENT=student``'s command, as root: what it printed."""
+    command = [sys.executable, "-m", "classroom.clear_inbound", "--prefix", str(run.layout.prefix)]
+    command += ["--student", student]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
     return done.stdout + done.stderr
 
 
@@ -254,7 +255,8 @@ def play(run: Run) -> None:
         racing.kill()
         racing.wait()
     run.outputs["mal's debris before"] = "\n".join(sorted(p.name for p in handins(run, ADA) if p.owner() == MAL))
-    run.outputs["clear inbound"] = clear_inbound(run)
+    run.outputs["clear inbound cy"] = clear_inbound(run, CY)  # neither named for Cy nor made by Cy: nothing
+    run.outputs["clear inbound mal"] = clear_inbound(run, MAL)
     # 5. Feedback: the instructor writes a page for each collected hand-in with a notebook (as `python -m autograder
     # feedback` lays it out: the page, and the marks of the submission that are files), and broken feedback folders.
     for student in (ADA, CY, "tfx-nostamp", ZOE):
@@ -323,8 +325,9 @@ def test_folders_made_under_another_s_name_are_removed_by_root_and_nothing_else(
     assert attacked.outcomes["3: make empty folders named for Ada"] == "done"  # the attack itself went through
     assert attacked.outcomes["3: the instructor removes a folder Mal made for Ada"] == "PermissionError"
     assert len(attacked.outputs["mal's debris before"].splitlines()) == DEBRIS + 1, attacked.outputs
-    output = attacked.outputs["clear inbound"]
-    assert f"{DEBRIS + 1} entries removed from the inbound" in output, output
+    assert "0 entries removed from the inbound" in attacked.outputs["clear inbound cy"], attacked.outputs
+    output = attacked.outputs["clear inbound mal"]
+    assert f"{DEBRIS + 1} entries removed from the inbound (--student {MAL})" in output, output
     assert output.count(f"removed {ADA}+{ASSIGNMENT}+") == DEBRIS + 1 and f"(made by {MAL}, not by {ADA})" in output
     inbound = attacked.course_exchange / "inbound"
     makers = {entry.name: pwd.getpwuid(entry.lstat().st_uid).pw_name for entry in inbound.iterdir()}
