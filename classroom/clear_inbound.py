@@ -52,6 +52,8 @@ def remove(path: Path) -> None:
 def clear_inbound(layout: HubLayout, student: str | None = None) -> list[tuple[str, str]]:
     """Remove the inbound's debris (:func:`debris`) and say what was removed: ``[(entry, maker)]``."""
     inbound = layout.exchange / COURSE_ID / "inbound"
+    if not inbound.is_dir():
+        raise SystemExit(f"{inbound} is not a folder: is {layout.prefix} the hub's prefix (make hub lays it out)?")
     removed = debris(inbound, student)
     for entry, _ in removed:
         try:
