@@ -71,6 +71,7 @@ class Candidate:
     name: str
     student: str
     changed: float = 0.0  # the folder's own change time (lstat), until it is measured: then the hand-in's
+    uid: int | None = None  # the folder's owner (lstat), where collect checks owners
 
 
 @dataclass
@@ -78,6 +79,14 @@ class Accepted:
     staged: Path  # the verified copy, in the grading folder
     changed: datetime  # the server's time of the hand-in (UTC)
     name: str = ""  # its folder in the exchange
+
+
+def account_name(uid: int) -> str:
+    """The name of the system account ``uid``, or ``uid N`` where it has none."""
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
 
 
 def shown(name: str) -> str:
@@ -154,16 +163,48 @@ class SafeExchangeCollect(ExchangeCollect):
         )
 
     def set_times(self, candidates: list[Candidate]) -> None:
-        """Each candidate's ``changed``: its folder's change time, which the server sets."""
+        """Each candidate's ``changed``: its folder's change time, which the server sets; and its owner."""
         for candidate in candidates:
             try:
-                candidate.changed = os.lstat(Path(self.inbound_path) / candidate.name).st_ctime
+                info = os.lstat(Path(self.inbound_path) / candidate.name)
+                candidate.changed, candidate.uid = info.st_ctime, info.st_uid
             except OSError:
                 candidate.changed = 0.0  # gone since it was listed: measuring it says so
 
+    def own(self, candidates: list[Candidate]) -> list[Candidate]:
+        """The candidates of one student that its account made (where collect checks owners).
+
+        A folder another account made under the student's name is no hand-in of the student's: it
+        neither takes a place among the student's newest ``max_handins`` nor stops their own. Those of
+        each account are refused in one record, filed under that account (their trouble, not the
+        named student's).
+        """
+        try:
+            uid = self.owner_of(candidates[0].student) if candidates else None
+        except RefusedHandin:
+            return candidates  # no account of that name: each is refused when measured
+        if uid is None:
+            return candidates
+        made_by: dict[int, list[Candidate]] = {}
+        for candidate in candidates:
+            if candidate.uid is not None and candidate.uid != uid:
+                made_by.setdefault(candidate.uid, []).append(candidate)
+        for maker, made in sorted(made_by.items()):
+            self.refuse_impostor(made, account_name(maker))
+        return [candidate for candidate in candidates if candidate.uid in (None, uid)]
+
+    def refuse_impostor(self, made: list[Candidate], maker: str) -> None:
+        named, assignment = safe_name(made[0].student), self.coursedir.assignment_id
+        newest = max(candidate.changed for candidate in made)
+        record = Candidate(f"{made[0].student}+{assignment}+(made by {maker})", maker, newest)
+        self.refuse(record, f"{len(made)} hand-in folder(s) named for {named} were made by the account {maker}, "
+                            f"not {named}'s: refused, and not counted among {named}'s hand-ins (root removes them: "
+                            "make hub-clear-inbound)")  # fmt: skip
+
     def newest(self, candidates: list[Candidate]) -> list[Candidate]:
-        """The newest ``max_handins`` by their change time; the others refused in one record."""
+        """The newest ``max_handins`` of the student's own by their change time; the others refused in one record."""
         self.set_times(candidates)
+        candidates = self.own(candidates)
         ordered = sorted(candidates, key=lambda candidate: candidate.changed, reverse=True)
         kept, older = ordered[: self.max_handins], ordered[self.max_handins :]
         if older:
@@ -195,20 +236,21 @@ class SafeExchangeCollect(ExchangeCollect):
         Raises OSError (ENOSPC, EDQUOT) when the disk is full: the hand-in is not the student's fault.
         """
         source = Path(self.inbound_path) / candidate.name
-        target = None
+        slot = None
         try:
             if stat.S_ISLNK(os.lstat(source).st_mode):
                 raise RefusedHandin("the hand-in folder is a symbolic link")
-            target = Path(tempfile.mkdtemp(dir=staging)) / "handin"
+            slot = Path(tempfile.mkdtemp(dir=staging))
+            target = slot / "handin"
             copied = copy_handin(source, target, self.owner_of(candidate.student), self.limits)
             check_handin_marks(target)  # its secret names its feedback page; no folder where a file belongs
             (target / TIMESTAMP_FILE).write_text(copied.changed_at.strftime(TIME_FORMAT))
-        except RefusedHandin as refusal:
-            self.refuse(candidate, str(refusal))
-            return None
-        except OSError as error:
-            if target is not None:
-                shutil.rmtree(target.parent, ignore_errors=True)
+        except (RefusedHandin, OSError) as error:
+            if slot is not None:  # a refused copy leaves staging at once: one staged copy at a time
+                shutil.rmtree(slot, ignore_errors=True)
+            if isinstance(error, RefusedHandin):
+                self.refuse(candidate, str(error))
+                return None
             if error.errno in DISK_FULL:
                 raise
             self.refuse(candidate, f"it could not be read ({error.strerror})")  # vanished or unreadable

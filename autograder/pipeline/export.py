@@ -41,6 +41,10 @@ from the download's names (``grading/lms_students.json``):
 
 A missing submission leaves its cell empty (the LMS changes nothing there); a student without
 an LMS identifier (named by ``--pattern`` or a plain folder) is left out and listed.
+
+Every file is written by :func:`autograder.pipeline.csv_cells.write_csv`: a text cell that a
+spreadsheet would run as a formula (``=HYPERLINK(...)`` as a student's exception's name) gets a
+``'`` before it.
 """
 
 from dataclasses import dataclass, field
@@ -56,6 +60,7 @@ from autograder.course.extensions import due_for, read_extensions
 from autograder.course.notebooks import is_extra_credit
 from autograder.course.paths import sqlite_url
 from autograder.pipeline.collect import CANVAS, MOODLE, load_lms_students
+from autograder.pipeline.csv_cells import write_csv
 from autograder.pipeline.feedback import feedback_state, load_releases
 from autograder.pipeline.gradebook import grade_cells
 from autograder.pipeline.refusals import REFUSED_FILE, Refusal, refusals_by_submission
@@ -172,7 +177,7 @@ def add_refusals(rows: list[dict[str, object]], refused: dict[tuple[str, str], l
 
 def export_csv(course: Course, path: Path) -> pd.DataFrame:
     frame = export_frame(course)
-    frame.to_csv(path, index=False)
+    write_csv(frame, path)
     return frame
 
 
@@ -225,7 +230,7 @@ def export_canvas(course: Course, path: Path) -> LmsExport:
         scores = {a: score_text(totals.get((a, student))) for a in assignments}
         rows.append({"Student": entry["name"], "ID": user_id, "SIS User ID": "", "SIS Login ID": "", "Section": ""}
                     | scores)  # fmt: skip
-    pd.DataFrame(rows, columns=CANVAS_STUDENT_COLUMNS + assignments, dtype=object).fillna("").to_csv(path, index=False)
+    write_csv(pd.DataFrame(rows, columns=CANVAS_STUDENT_COLUMNS + assignments, dtype=object).fillna(""), path)
     left_out = sorted({student for _, student in totals} - set(canvas))
     return LmsExport([path], len(canvas), left_out, checks(frame))
 
@@ -248,7 +253,7 @@ def export_moodle(course: Course, path: Path, now: datetime | None = None) -> Lm
         ]  # fmt: skip
         left_out |= {s for a, s in totals if a == assignment and not moodle.get(s, {}).get("ids", {}).get(a)}
         target = path.with_name(f"{path.stem}-{assignment}{path.suffix or '.csv'}")
-        pd.DataFrame(rows, columns=MOODLE_COLUMNS).to_csv(target, index=False)
+        write_csv(pd.DataFrame(rows, columns=MOODLE_COLUMNS), target)
         export.files.append(target)
         export.students += len(rows)
     export.left_out = sorted(left_out)

@@ -42,6 +42,7 @@ import pytest
 from autograder.course.deadlines import submitted_at
 from autograder.course.notebooks import reference_answers
 from autograder.course.settings import source_notebook
+from autograder.pipeline.exchange_collect import SafeExchangeCollect
 from classroom.layout import COURSE_ID, INSTRUCTORS, STUDENTS
 from classroom.roster import save_languages
 from classroom.student_submit import MESSAGE_NOT_CONFIRMED
@@ -67,6 +68,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(HUB_MODULE_TIMEOUT)]
 ASSIGNMENT = "01_attention"
 TEACHER, ADA, MAL = "tfng-teacher", "tfng-ada", "tfng-mal"
 FORGED = "2000-01-01 00:00:00.000000 UTC"
+NAMING_ADA = SafeExchangeCollect.max_handins.default_value + 1  # uploads by Mal that name Ada
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +108,8 @@ def play(run: ClassRun, browser) -> None:
             write(run, ADA, f"{ASSIGNMENT}/{ASSIGNMENT}.ipynb", answers_notebook(answers))
             tab.submit(ASSIGNMENT)
             tab.screenshot("ngshare-1-ada-submitted")
+        with run.step(f"uploads naming {ADA}, more than collect looks at: {MAL}"):
+            upload_naming_ada(run)
         with run.step(f"attacks: {MAL}"):
             attack(run)
         with run.step(f"a folder where nbgrader reads a file, uploaded to ngshare: {MAL}"):
@@ -181,6 +185,25 @@ def attack(run: ClassRun) -> None:
     )  # fmt: skip
     (run.artifacts / "mal-attacks.json").write_text(json.dumps(tried, indent=1))
     run.feedback_page["mal attacks"] = json.dumps(tried)
+
+
+def upload_naming_ada(run: ClassRun) -> None:
+    """Mal, with their own token, posts to ngshare's API more submissions than collect looks at of one student
+    (``SafeExchangeCollect.max_handins`` + 1), each naming Ada every way a request can (``student_id`` and
+    ``student`` in the body and the query): on the filesystem exchange, folders named for Ada crowded her out."""
+    code = (
+        "import base64, json, os, requests\n"
+        "token = os.environ['JUPYTERHUB_API_TOKEN']\n"
+        f"files = [{{'path': {ASSIGNMENT + '.ipynb'!r}, 'content': base64.b64encode(b'{{}}').decode()}}]\n"
+        f"url = os.environ['TFCOURSE_NGSHARE_URL'] + '/submission/{COURSE_ID}/{ASSIGNMENT}'\n"
+        f"named = {{'student_id': {ADA!r}, 'student': {ADA!r}}}\n"
+        f"answers = [requests.post(url, headers={{'Authorization': 'token ' + token}}, params=named,\n"
+        "                         data={'files': json.dumps(files), **named}).json()['success']\n"
+        f"           for _ in range({NAMING_ADA})]\n"
+        "print(json.dumps(answers))\n"
+    )
+    answers = json.loads(run.hub.run_as(MAL, code))
+    assert answers == [True] * NAMING_ADA, f"ngshare refused an upload itself: {answers}"
 
 
 def upload_malformed(run: ClassRun) -> None:
@@ -284,6 +307,16 @@ def test_the_instructor_s_collect_refuses_a_malformed_submission_and_collects_ev
     mine = [entry for entry in refused if entry["student"] == MAL and "timestamp.txt" in entry["reason"]]
     assert len(mine) == 1 and mine[0]["assignment"] == ASSIGNMENT, refused
     assert ngshare_run.export.loc[ADA, "autograded_score"] > 0  # graded after it: nothing stopped the class
+
+
+def test_uploads_naming_another_student_are_filed_under_the_uploader(ngshare_run: ClassRun) -> None:
+    """ngshare files a submission under its token's user, whatever the request names: Mal's uploads naming Ada are
+    Mal's, Ada's own is her only one and was collected."""
+    listed = listed_submissions(ngshare_run)
+    assert len(listed.get(ADA, [])) == 1, f"Ada's submissions as ngshare lists them: {listed.get(ADA)}"
+    assert len(listed.get(MAL, [])) >= NAMING_ADA, f"Mal's: {listed.get(MAL)}"
+    collected = ngshare_run.feedback_page["teacher collect"]
+    assert f"Collecting submission: {ADA} {ASSIGNMENT}" in collected, collected
 
 
 def test_ngshare_listens_on_the_loopback_only(ngshare_run: ClassRun) -> None:

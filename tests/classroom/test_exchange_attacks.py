@@ -24,6 +24,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -74,6 +75,7 @@ BROKEN_FEEDBACK = {
 }
 FUTURE = "2099-01-01 00:00:00.000000 UTC"  # a literal --Exchange.timestamp_format: the time the attacker claims
 PAST = "2000-01-01 00:00:00.000000 UTC"
+DEBRIS = 21  # empty folders Mal makes under Ada's name: one more than collect looks at of one student (max_handins)
 TAMPERED = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5, "tampered": true}'
 
 
@@ -134,6 +136,14 @@ def indent(code: str) -> str:
 def handins(run: Run, student: str) -> list[Path]:
     """The student's hand-in folders in the inbound (as root, who may list it)."""
     return sorted((run.course_exchange / "inbound").glob(f"{student}+{ASSIGNMENT}+*"))
+
+
+def clear_inbound(run: Run, student: str) -> str:
+    """``make hub-clear-inbound STUDENT=student``'s command, as root: what it printed."""
+    command = [sys.executable, "-m", "classroom.clear_inbound", "--prefix", str(run.layout.prefix)]
+    command += ["--student", student]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
+    return done.stdout + done.stderr
 
 
 @pytest.fixture(scope="module")
@@ -198,6 +208,12 @@ def play(run: Run) -> None:
     run.attempt("3: rename Ada's hand-in away", MAL,
                 f"import os\nos.rename({str(ada_folder)!r}, {str(ada_folder) + '-x'!r})")  # fmt: skip
     run.attempt("list the inbound folder", MAL, f"import os\nos.listdir({str(exchange / 'inbound')!r})")
+    # 3b. Debris under Ada's name, newer than her hand-in: more folders than collect looks at of one student.
+    debris = [exchange / "inbound" / f"{ADA}+{ASSIGNMENT}+{FUTURE}+d{index:02}" for index in range(DEBRIS)]
+    run.attempt("3: make empty folders named for Ada", MAL,
+                "import os\n" + "\n".join(f"os.mkdir({str(folder)!r})" for folder in debris))  # fmt: skip
+    run.attempt("3: the instructor removes a folder Mal made for Ada", TEACHER,
+                f"import os\nos.rmdir({str(debris[0])!r})")  # fmt: skip
     # 4. Forged time: Cy hands in now, claims 2000 in the name, then edits timestamp.txt
     # (nbgrader's own submit, which logs the folder's name).
     cy_log = run.nbgrader(CY, "submit", ASSIGNMENT, f"--Exchange.timestamp_format={PAST}",
@@ -238,6 +254,9 @@ def play(run: Run) -> None:
     finally:
         racing.kill()
         racing.wait()
+    run.outputs["mal's debris before"] = "\n".join(sorted(p.name for p in handins(run, ADA) if p.owner() == MAL))
+    run.outputs["clear inbound cy"] = clear_inbound(run, CY)  # neither named for Cy nor made by Cy: nothing
+    run.outputs["clear inbound mal"] = clear_inbound(run, MAL)
     # 5. Feedback: the instructor writes a page for each collected hand-in with a notebook (as `python -m autograder
     # feedback` lays it out: the page, and the marks of the submission that are files), and broken feedback folders.
     for student in (ADA, CY, "tfx-nostamp", ZOE):
@@ -290,12 +309,31 @@ def test_a_hand_in_as_another_student_is_refused_and_the_victim_s_counts(attacke
     collected = course / "grading" / "submitted" / ADA / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     own = Path(pwd.getpwnam(ADA).pw_dir) / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     assert collected.read_bytes() == own.read_bytes(), "what was collected for Ada is not what Ada handed in"
-    refusals = [r for r in load_refusals(course / "grading") if r.student == ADA]
-    assert len(refusals) == 1 and "another account" in refusals[0].reason, refusals
-    assert "Refused a hand-in" in attacked.outputs["collect"] and FUTURE[:4] in attacked.outputs["collect"]
+    refusals = load_refusals(course / "grading")
+    assert [r for r in refusals if r.student == ADA] == [], "what Mal made under Ada's name is no trouble of Ada's"
+    (made,) = [r for r in refusals if r.found == f"{ADA}+{ASSIGNMENT}+(made by {MAL})"]
+    assert made.student == MAL and made.reason.startswith(
+        f"{DEBRIS + 1} hand-in folder(s) named for {ADA} were made by the account {MAL}, not {ADA}'s: refused"
+    ), made  # his nbgrader submit as Ada, and the empty folders
+    assert f"naming {MAL} ({ADA}+{ASSIGNMENT}+(made by {MAL}))" in attacked.outputs["collect"]
     for attack in ("3: read Ada's submission secret", "3: replace Ada's notebook", "3: rename Ada's hand-in away",
                    "list the inbound folder"):  # fmt: skip
         assert attacked.outcomes[attack] == "PermissionError", (attack, attacked.outcomes[attack])
+
+
+def test_folders_made_under_another_s_name_are_removed_by_root_and_nothing_else(attacked: Run) -> None:
+    assert attacked.outcomes["3: make empty folders named for Ada"] == "done"  # the attack itself went through
+    assert attacked.outcomes["3: the instructor removes a folder Mal made for Ada"] == "PermissionError"
+    assert len(attacked.outputs["mal's debris before"].splitlines()) == DEBRIS + 1, attacked.outputs
+    assert "0 entries removed from the inbound" in attacked.outputs["clear inbound cy"], attacked.outputs
+    output = attacked.outputs["clear inbound mal"]
+    assert f"{DEBRIS + 1} entries removed from the inbound (--student {MAL})" in output, output
+    assert output.count(f"removed {ADA}+{ASSIGNMENT}+") == DEBRIS + 1 and f"(made by {MAL}, not by {ADA})" in output
+    inbound = attacked.course_exchange / "inbound"
+    makers = {entry.name: pwd.getpwuid(entry.lstat().st_uid).pw_name for entry in inbound.iterdir()}
+    assert all(name.split("+")[0] == maker for name, maker in makers.items()), makers
+    assert [name for name in makers if name.startswith(f"{ADA}+")] == [handins(attacked, ADA)[0].name]
+    assert len([name for name in makers if name.startswith(f"{MAL}+")]) == 7, "Mal's own hand-ins stay for collect"
 
 
 def test_the_hand_in_time_is_the_server_s(attacked: Run) -> None:

@@ -335,6 +335,33 @@ def test_a_flood_of_hand_ins_costs_collect_one_staged_copy_and_one_short_export_
     assert len(cell) < 1000 and cell.endswith("and 8 more (grading/refused_handins.json)"), cell
 
 
+def test_each_refused_copy_leaves_staging_before_the_next_is_copied(
+    tmp_path: Path, throwaway_course: ThrowawayCourse, monkeypatch
+) -> None:
+    """Five hand-ins of 3 MiB (sparse in the exchange, written whole when copied), each refused once copied (no
+    secret): staging never holds more than one of them."""
+    course = throwaway_course(ASSIGNMENT)
+    inbound = tmp_path / "exchange" / "transformers-from-scratch" / "inbound"
+    for index in range(5):
+        folder = handin(inbound / f"ann+{ASSIGNMENT}+2026-01-01 10:00:00.000000 UTC+a{index:02}")
+        (folder / "submission_secret.txt").unlink()
+        sparse(folder / "w.bin", 3 * MIB)
+    peaks = []
+    real_copy = exchange_collect_module.copy_handin
+
+    def watched(source: Path, target: Path, *args, **kwargs):
+        try:
+            return real_copy(source, target, *args, **kwargs)
+        finally:
+            peaks.append(staged_bytes(course.grading.path))
+
+    monkeypatch.setattr(exchange_collect_module, "copy_handin", watched)
+    app = exchange_collect(course, tmp_path / "exchange", max_bytes=4 * MIB)
+    assert len(peaks) == 5 and not course.grading.submitted("ann", ASSIGNMENT).exists()
+    assert all("no submission_secret.txt" in refusal.reason for refusal in app.refused) and len(app.refused) == 5
+    assert 3 * MIB <= max(peaks) < 4 * MIB, f"bytes staged after each copy: {peaks} (one copy is {3 * MIB:,})"
+
+
 def test_a_full_disk_fails_that_hand_in_keeps_the_collected_copy_and_collects_the_others(
     tmp_path: Path, throwaway_course: ThrowawayCourse, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -7,8 +7,10 @@ per student with the identifier the download's names gave, and each student's to
 """
 
 import csv
+import json
 import shutil
 import zipfile
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,10 +23,18 @@ from autograder.course.course import Course
 from autograder.course.notebooks import nbgrader_meta
 from autograder.course.settings import source_notebook
 from autograder.pipeline import gradebook
-from autograder.pipeline.collect import collect, load_lms_students
-from autograder.pipeline.export import CANVAS_STUDENT_COLUMNS, MOODLE_COLUMNS, export_canvas, export_moodle
+from autograder.pipeline.collect import CANVAS, MOODLE, collect, lms_students_path, load_lms_students
+from autograder.pipeline.export import (
+    CANVAS_STUDENT_COLUMNS,
+    MOODLE_COLUMNS,
+    export_canvas,
+    export_csv,
+    export_moodle,
+)
+from autograder.pipeline.refusals import Refusal, record_refusals
 from autograder.pipeline.results import Status, SubmissionResult, save_result
 from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
+from autograder.similarity.compare import results_path as similarity_results
 from tests.grader.hostile_class import ASSIGNMENT, points_per_test, solution
 from tests.support.course import ThrowawayCourse
 
@@ -166,3 +176,83 @@ def test_export_format_flag(
     assert read_csv(tmp_path / "c.csv")[2][:2] == ["smithjane", "1234"]
     assert main(["--root", str(course.root), "export", "--output", str(tmp_path / "plain.csv")]) == 0  # the default
     assert read_csv(tmp_path / "plain.csv")[0][:3] == ["assignment", "student", "status"]
+
+
+# What a spreadsheet may run as a formula when a cell begins with it (OWASP, "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def planted(start: str, where: str) -> str:
+    return f'{start}HYPERLINK("http://x.example/{where}", "{where}")'
+
+
+def plant_everywhere(course: Course) -> None:
+    """For each starting character, a Canvas and a Moodle student whose every text a student can reach begins with
+    it (id, LMS name, a test's failure, reason, flags, repairs, files, a refusal, the closest match), and a student
+    whose total is negative, and one whose every hand-in was refused."""
+    results, refusals, lms, closest = [], [], {}, {}
+    for index, start in enumerate(FORMULA_STARTS):
+        for kind in (CANVAS, MOODLE):
+            student = f"{start}{kind}{index}"
+            result = autograded(student, lost=(LOST,))
+            result.tests = [replace(test, message=planted(start, "why") if test.grade_id == LOST else "")
+                            for test in result.tests]  # fmt: skip
+            result.reason, result.flags = planted(start, "reason"), [planted(start, "flag")]
+            result.repairs, result.files = [planted(start, "repair")], [planted(start, "file")]
+            results.append(result)
+            refusals.append(Refusal(student, ASSIGNMENT, planted(start, "refused"), f"{student}+found", "2026-03-01"))
+            lms[student] = {"lms": kind, "name": planted(start, "name"), "ids": {ASSIGNMENT: str(100 + len(lms))}}
+            closest[student] = {"first": student, "second": f"{start}match", "score": 0.9, "z": 3.0}
+    refusals.append(Refusal("-refused", ASSIGNMENT, planted("=", "refused"), "only-refused", "2026-03-01"))
+    negative = autograded("negative")
+    negative.tests = [replace(test, score=0.0) for test in negative.tests]
+    negative.tests[0] = replace(negative.tests[0], score=-2.0)
+    lms["negative"] = {"lms": CANVAS, "name": "Neg Ative", "ids": {ASSIGNMENT: "99"}}
+    record(course, [*results, negative], written={})
+    record_refusals(course.grading.path, refusals)
+    lms_students_path(course).write_text(json.dumps(lms))
+    similarity_results(course).write_text(json.dumps({"assignments": {ASSIGNMENT: {"closest": closest}}}))
+
+
+def is_number(text: str) -> bool:
+    """Whether a spreadsheet reads ``text`` as a number (``-2.0``): float() reads it, with no space around it."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return text == text.strip()
+
+
+def cells(path: Path) -> dict[str, list[str]]:
+    """Each column of a CSV file (its header first) as a spreadsheet would get it."""
+    rows = read_csv(path)
+    return {header: [header] + [row[position] for row in rows[1:]] for position, header in enumerate(rows[0])}
+
+
+def test_no_cell_of_any_export_begins_a_formula_and_numbers_stay_numbers(
+    tmp_path: Path, throwaway_course: ThrowawayCourse, defined: Path
+) -> None:
+    course = defined_course(throwaway_course, defined)
+    plant_everywhere(course)
+    export_csv(course, tmp_path / "grades.csv")
+    export_canvas(course, tmp_path / "canvas.csv")
+    moodle = export_moodle(course, tmp_path / "moodle.csv", now=NOW).files
+    exports = {"grades.csv": cells(tmp_path / "grades.csv"), "canvas.csv": cells(tmp_path / "canvas.csv"),
+               "moodle.csv": cells(moodle[0])}  # fmt: skip
+    reachable = {  # the columns that hold what students wrote: each got every starting character, neutralised
+        "grades.csv": {"student", "reason", "flags", "repairs", "files", f"{ASSIGNMENT}:{LOST} why",
+                       "closest match"},
+        "canvas.csv": {"Student"}, "moodle.csv": {"Full name"},
+    }  # fmt: skip
+    for name, columns in exports.items():
+        for column, values in columns.items():
+            formulas = [value for value in values if value.startswith(FORMULA_STARTS) and not is_number(value)]
+            assert formulas == [], f"{name}, column {column!r}: cells a spreadsheet runs as formulas"
+        for column in reachable[name]:
+            for start in FORMULA_STARTS:
+                assert any(value.startswith(f"'{start}") for value in columns[column]), (name, column, repr(start))
+    grades = exports["grades.csv"]
+    negative = grades["student"].index("negative")
+    assert grades["total"][negative] == "-2.0" and grades[f"{ASSIGNMENT} total"][negative] == "-2.0", "a number kept"
+    canvas = exports["canvas.csv"]
+    assert canvas[ASSIGNMENT][canvas["Student"].index("Neg Ative")] == "-2", "a negative score is a number in Canvas"
