@@ -20,6 +20,7 @@ import pytest
 
 from classroom.provision import provision
 from tests.browser.hub import Hub, fresh_layout, start_hub
+from tests.browser.lab import end_processes
 
 pytestmark = pytest.mark.slow
 SERVICES = ("idle-culler", "student-view")  # what make hub runs with the filesystem exchange
@@ -88,12 +89,15 @@ def test_a_killed_hub_leaves_no_service_beside_the_next_hub_s(hub: Hub) -> None:
     hub.process.send_signal(signal.SIGKILL)
     hub.process.wait(timeout=30)
     killed = time.monotonic()
-    while left := [process for process in old if alive(process)]:
-        assert time.monotonic() - killed < GONE_DEADLINE, (
-            f"{len(left)} of the killed hub's services still run {GONE_DEADLINE} s after it: "
-            f"{[' '.join(process.cmdline()[:4]) for process in left]}"
-        )
-        time.sleep(0.2)
+    try:
+        while left := [process for process in old if alive(process)]:
+            assert time.monotonic() - killed < GONE_DEADLINE, (
+                f"{len(left)} of the killed hub's services still run {GONE_DEADLINE} s after it: "
+                f"{[' '.join(process.cmdline()[:4]) for process in left]}"
+            )
+            time.sleep(0.2)
+    finally:  # those that outlived it must not outlive the test
+        end_processes([process.pid for process in old if alive(process)])
     record(hub, "services of a SIGKILLed hub ended after (s)", round(time.monotonic() - killed, 1))
     hub.relaunch()
     after = wait_for_one_of_each(hub, time.monotonic() + 60)
