@@ -29,10 +29,9 @@ def write_record(state: Path, accounts: dict[str, int]) -> None:
     path.chmod(0o600)
 
 
-def record_created(state: Path, names: list[str]) -> None:
-    """Add the accounts ``names``, just made by the course, to the record."""
-    if names:
-        write_record(state, {**recorded(state), **{name: pwd.getpwnam(name).pw_uid for name in names}})
+def record_created(state: Path, name: str) -> None:
+    """Add the account ``name``, just made by the course, to the record (at once: a later failure keeps it there)."""
+    write_record(state, {**recorded(state), name: pwd.getpwnam(name).pw_uid})
 
 
 def remove_accounts(state: Path, homes: bool) -> tuple[list[str], list[str]]:
@@ -48,13 +47,15 @@ def remove_accounts(state: Path, homes: bool) -> tuple[list[str], list[str]]:
             left.append(f"{name}: its uid is {account.pw_uid}, not {uid} as the course made it: made again since, kept")
             del accounts[name]  # no longer the course's
             continue
-        done = subprocess.run(["userdel", *(["--remove"] if homes else []), name], capture_output=True, text=True)
+        home = Path(account.pw_dir)  # none for ngshare's service account (/nonexistent)
+        remove = ["--remove"] if homes and home.is_dir() else []
+        done = subprocess.run(["userdel", *remove, name], capture_output=True, text=True)
         if done.returncode:  # 8: one of its processes runs (its server: stop the hub and the servers first)
             left.append(f"{name}: kept, userdel said: {done.stderr.strip()} (exit {done.returncode})")
             continue
         del accounts[name]
         removed.append(name)
-        if not homes and Path(account.pw_dir).is_dir():
-            subprocess.run(["chown", "-R", "--no-dereference", "root:root", account.pw_dir], check=True)
+        if not homes and home.is_dir():
+            subprocess.run(["chown", "-R", "--no-dereference", "root:root", str(home)], check=True)
     write_record(state, accounts)
     return removed, left

@@ -129,7 +129,7 @@ def build_ngshare_env(layout: HubLayout) -> None:
 def make_ngshare_state(layout: HubLayout) -> None:
     """The service's database and files: its own account's, closed to everyone else."""
     if ensure_service_user(NGSHARE_USER):
-        record_created(layout.state, [NGSHARE_USER])
+        record_created(layout.state, NGSHARE_USER)
     layout.ngshare_state.mkdir(parents=True, exist_ok=True)
     account = pwd.getpwnam(NGSHARE_USER)
     os.chown(layout.ngshare_state, account.pw_uid, account.pw_gid)
@@ -347,7 +347,9 @@ def provision(
     ensure_group(STUDENTS)
     layout.prefix.mkdir(parents=True, exist_ok=True)
     layout.prefix.chmod(0o755)
-    record_created(layout.state, [name for name in instructors if ensure_user(name, INSTRUCTORS)])
+    for name in instructors:
+        if ensure_user(name, INSTRUCTORS):
+            record_created(layout.state, name)
     build_env(layout)
     install_runtime(layout)
     install_proxy(layout)

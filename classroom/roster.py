@@ -76,14 +76,13 @@ def _valid(name: str) -> bool:
 
 def add_students(layout: HubLayout, students: list[str], passwords: bool) -> dict[str, str]:
     """Make each student's account; the new passwords, by student (none without ``passwords``)."""
-    given, made = {}, []
+    given = {}
     for student in students:
         if ensure_user(student, STUDENTS):
-            made.append(student)
+            record_created(layout.state, student)  # provision --remove-accounts removes it at the class's end
             if passwords:
                 given[student] = secrets.token_urlsafe(9)
                 set_password(student, given[student])
-    record_created(layout.state, made)  # for provision --remove-accounts, at the class's end
     if given:
         path = layout.state / "initial_passwords.csv"
         write_header = not path.exists()
