@@ -96,10 +96,10 @@ def test_a_killed_hub_leaves_no_service_beside_the_next_hub_s(hub: Hub) -> None:
                 f"{[' '.join(process.cmdline()[:4]) for process in left]}"
             )
             time.sleep(0.2)
-    finally:  # those that outlived it must not outlive the test
+        record(hub, "services of a SIGKILLed hub ended after (s)", round(time.monotonic() - killed, 1))
+    finally:  # those that outlived it must not outlive the test; the next test needs a hub
         end_processes([process.pid for process in old if alive(process)])
-    record(hub, "services of a SIGKILLed hub ended after (s)", round(time.monotonic() - killed, 1))
-    hub.relaunch()
+        hub.relaunch()
     after = wait_for_one_of_each(hub, time.monotonic() + 60)
     time.sleep(3)  # one that outlived the kill would show now beside the new one
     counts = {name: len(processes) for name, processes in services_of(hub).items()}
