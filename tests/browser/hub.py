@@ -138,7 +138,7 @@ class Hub:
         """The hub's process alone (SIGTERM, as Ctrl-C on ``make hub`` or a service manager sends): what it leaves
         running (servers, kernels, the proxy) is the configuration's choice (``cleanup_servers``, ``cleanup_proxy``)."""
         self.process.terminate()
-        self.process.wait(timeout=60)  # it stops its managed services one by one first (0.8 s measured, 2 services)
+        self.process.wait(timeout=60)  # it stops its managed services one by one first (0.8-1.0 s measured, 2 services)
 
     def stop_proxy(self) -> None:
         """The proxy, by its pid file, as an administrator would end it."""
