@@ -14,7 +14,7 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 # nbgrader runs helper programs (alembic) by name: the venv's bin must come first on PATH.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: install sandbox lab lab-zh instructor-lab data test test-fast release autograde lint clean-grading axe hub hub-students hub-clear-inbound similarity-anchor benchmark-hub
+.PHONY: install sandbox lab lab-zh instructor-lab data test test-fast release autograde lint clean-grading axe hub hub-students hub-clear-inbound hub-remove-accounts similarity-anchor benchmark-hub
 # The student release to open: EDITION=zh opens the Chinese one (notebooks_zh/). Not LANG, which
 # make reads from the environment (LANG=C.UTF-8 on most machines).
 EDITION ?= en
@@ -160,6 +160,9 @@ hub-students:  ## system users for the students of ROSTER=roster.csv (a 'student
 
 hub-clear-inbound:  ## remove (root) what an account left in the exchange's inbound under another's name (STUDENT=id: named for or made by that student only)
 	$(PYTHON) -m classroom.clear_inbound --prefix $(HUB_PREFIX) $(if $(STUDENT),--student $(STUDENT))
+
+hub-remove-accounts:  ## at a class's end (hub stopped): remove the system users that make hub and hub-students made, no other; HOMES=1 their homes too
+	$(PYTHON) -m classroom.provision --prefix $(HUB_PREFIX) --remove-accounts $(if $(HOMES),--remove-homes)
 
 lint: install  ## ruff on the Python code, as the suite checks it (tests/test_project.py)
 	$(BIN)/python -m ruff check --no-cache .

@@ -31,6 +31,8 @@ course folder, with the formgrader, the create-assignment sidebar and the course
 import grp
 import json
 import os
+import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -44,6 +46,17 @@ from classroom.student_view import VIEW_FOLDER, VIEW_VARIABLE  # noqa: E402
 
 c = get_config()  # noqa: F821 (JupyterHub provides get_config)
 layout = HubLayout(Path(os.environ.get("TFCOURSE_HUB_PREFIX", DEFAULT_PREFIX)))
+# Each managed service ends with the hub's process (a hub killed by SIGKILL or for memory left them running as root
+# beside those its next start runs): setpriv (util-linux) has the kernel send the service SIGTERM when the hub dies.
+if shutil.which("setpriv") is None:
+    raise SystemExit("the hub starts its services under setpriv (util-linux), which is not installed: install it "
+                     "(Debian/Ubuntu: apt-get install util-linux), then start the hub again")  # fmt: skip
+WITH_THE_HUB = ["setpriv", "--pdeathsig", "TERM", "--"]
+# JupyterHub stops each service with SIGINT, then waits 30 s before SIGTERM. A hub started with SIGINT ignored (a
+# background job of a script: `make hub &`) passed the ignore on to its services and took 64 s to stop, one service
+# after the other; started from here on, they take SIGINT's default. (The hub handles SIGINT itself all the same.)
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 port = int(os.environ.get("TFCOURSE_HUB_PORT", "8000"))
 state = Path(os.environ.get("TFCOURSE_HUB_STATE", layout.state))
 
@@ -130,7 +143,7 @@ if cull_idle > 0:
     roles = c.JupyterHub.load_roles if isinstance(c.JupyterHub.load_roles, list) else []
     c.JupyterHub.services = [*services, {
         "name": "idle-culler",
-        "command": [str(layout.python), "-m", "jupyterhub_idle_culler", f"--timeout={cull_idle}",
+        "command": [*WITH_THE_HUB, str(layout.python), "-m", "jupyterhub_idle_culler", f"--timeout={cull_idle}",
                     f"--cull-every={max(1, min(300, cull_idle // 2))}"],
     }]  # fmt: skip
     c.JupyterHub.load_roles = [*roles, {
@@ -148,8 +161,8 @@ c.Spawner.environment["TFCOURSE_DUE_DATES_REFRESH"] = due_dates_every
 services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []  # the extra config's, the culler
 c.JupyterHub.services = [*services, {
     "name": "student-view",
-    "command": [str(layout.python), "-m", "classroom.publish_student_view", "--prefix", str(layout.prefix),
-                "--state", str(state), "--every", due_dates_every],
+    "command": [*WITH_THE_HUB, str(layout.python), "-m", "classroom.publish_student_view",
+                "--prefix", str(layout.prefix), "--state", str(state), "--every", due_dates_every],
     "environment": {"PYTHONPATH": str(Path(__file__).resolve().parents[1])},
 }]  # fmt: skip
 
@@ -163,7 +176,8 @@ if layout.exchange_kind() == "ngshare":
         "cwd": str(layout.ngshare_state),
         # ngshare itself listens on every interface: its launcher binds it to this url's host, the loopback.
         "command": [
-            str(layout.ngshare_env / "bin" / "python"), str(layout.runtime / "classroom" / "ngshare_service.py"),
+            *WITH_THE_HUB, str(layout.ngshare_env / "bin" / "python"),
+            str(layout.runtime / "classroom" / "ngshare_service.py"),
             "--admins", ",".join(grp.getgrnam(INSTRUCTORS).gr_mem),  # they may create the course
             "--database", f"sqlite:///{layout.ngshare_state / 'ngshare.db'}",
             "--storage", f"{layout.ngshare_state / 'files'}/",

@@ -9,7 +9,7 @@
 | ``course/`` | root:instructors, 2770 | the instructors' course folder: solutions, gradebook, grading |
 | ``exchange/`` | root, 1777 | nbgrader's exchange: everyone writes (nbgrader checks it), sticky |
 | ``exchange/<course>/`` | root:instructors, 2775 | made before any release; inbound 3773, feedback 2771 |
-| ``state/`` | root, 700 | the hub's database, cookie secret and initial passwords |
+| ``state/`` | root, 700 | the hub's database, cookie secret, initial passwords, the accounts the course made |
 | ``ngshare-env/`` | root, 755 | with ``--exchange ngshare``: the ngshare service's environment |
 | ``ngshare/`` | tfcourse-ngshare, 700 | with ``--exchange ngshare``: the service's database and files |
 """

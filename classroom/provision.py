@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from autograder.course.settings import CELL_TIMEOUT_SECONDS, INSTRUCTOR_SERVER_CONFIG
+from classroom.accounts import record_created, remove_accounts
 from classroom.layout import COURSE_ID, DEFAULT_PREFIX, INSTRUCTORS, STUDENTS, HubLayout
 from classroom.system_users import ensure_group, ensure_service_user, ensure_user
 
@@ -127,7 +128,8 @@ def build_ngshare_env(layout: HubLayout) -> None:
 
 def make_ngshare_state(layout: HubLayout) -> None:
     """The service's database and files: its own account's, closed to everyone else."""
-    ensure_service_user(NGSHARE_USER)
+    if ensure_service_user(NGSHARE_USER):
+        record_created(layout.state, NGSHARE_USER)
     layout.ngshare_state.mkdir(parents=True, exist_ok=True)
     account = pwd.getpwnam(NGSHARE_USER)
     os.chown(layout.ngshare_state, account.pw_uid, account.pw_gid)
@@ -344,10 +346,11 @@ def provision(
         raise SystemExit("classroom.provision makes system users and folders other users own: run it as root")
     ensure_group(INSTRUCTORS)
     ensure_group(STUDENTS)
-    for name in instructors:
-        ensure_user(name, INSTRUCTORS)
     layout.prefix.mkdir(parents=True, exist_ok=True)
     layout.prefix.chmod(0o755)
+    for name in instructors:
+        if ensure_user(name, INSTRUCTORS):
+            record_created(layout.state, name)
     build_env(layout)
     install_runtime(layout)
     install_proxy(layout)
@@ -357,8 +360,19 @@ def provision(
         build_ngshare_env(layout)
         make_ngshare_state(layout)
     make_course(layout, refresh_course)
-    layout.state.mkdir(exist_ok=True)
+    layout.state.mkdir(mode=0o700, exist_ok=True)
     layout.state.chmod(0o700)
+
+
+def remove_class_accounts(layout: HubLayout, homes: bool) -> None:
+    """``--remove-accounts``: the accounts provision and the roster made for this class (:mod:`classroom.accounts`)."""
+    removed, left = remove_accounts(layout.state, homes)
+    for line in left:
+        print(line)
+    kept = "removed with them" if homes else "kept, given to root (--remove-homes removes them)"
+    print(f"removed {len(removed)} accounts the course made: {', '.join(removed) or 'none'}; their homes {kept}")
+    if left:
+        raise SystemExit(f"{len(left)} of the accounts the course made were kept: see why above")
 
 
 def main() -> None:
@@ -368,7 +382,12 @@ def main() -> None:
     parser.add_argument("--refresh-course", action="store_true", help="copy the course files over the course folder")
     parser.add_argument("--exchange", choices=EXCHANGES, default="filesystem",
                         help="nbgrader's exchange: this machine's disk (default) or the ngshare service")  # fmt: skip
+    parser.add_argument("--remove-accounts", action="store_true",
+                        help="instead: remove the system users provision and the roster made (no other)")  # fmt: skip
+    parser.add_argument("--remove-homes", action="store_true", help="with --remove-accounts: their homes too")
     args = parser.parse_args()
+    if args.remove_accounts:
+        return remove_class_accounts(HubLayout(args.prefix.resolve()), args.remove_homes)
     provision(HubLayout(args.prefix.resolve()), args.instructor, args.refresh_course, args.exchange)
     print(f"hub laid out under {args.prefix}; start it with: make hub HUB_PREFIX={args.prefix}")
 

@@ -18,9 +18,10 @@ import json
 import secrets
 from pathlib import Path
 
+from classroom.accounts import record_created
 from classroom.layout import DEFAULT_PREFIX, STUDENTS, HubLayout
 from classroom.student_view import ENGLISH, LANGUAGES
-from classroom.system_users import check_name, ensure_user, exists, set_password
+from classroom.system_users import check_name, ensure_user, set_password
 
 ID_COLUMNS = ("student", "id")
 LANGUAGES_FILE = "languages.json"  # in the hub's state folder: {student: "zh"}
@@ -77,11 +78,11 @@ def add_students(layout: HubLayout, students: list[str], passwords: bool) -> dic
     """Make each student's account; the new passwords, by student (none without ``passwords``)."""
     given = {}
     for student in students:
-        new = not exists(student)
-        ensure_user(student, STUDENTS)
-        if passwords and new:
-            given[student] = secrets.token_urlsafe(9)
-            set_password(student, given[student])
+        if ensure_user(student, STUDENTS):
+            record_created(layout.state, student)  # provision --remove-accounts removes it at the class's end
+            if passwords:
+                given[student] = secrets.token_urlsafe(9)
+                set_password(student, given[student])
     if given:
         path = layout.state / "initial_passwords.csv"
         write_header = not path.exists()

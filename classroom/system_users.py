@@ -34,28 +34,31 @@ def exists(name: str) -> bool:
     return True
 
 
-def ensure_user(name: str, group: str) -> Path:
+def ensure_user(name: str, group: str) -> bool:
     """Create ``name`` (with a home of its own) in ``group`` unless it exists; its home is made private (700).
+    Whether it was made now (:mod:`classroom.accounts` records those).
 
     Debian's useradd makes homes with the umask (755): everyone could read everyone's work.
     """
     check_name(name)
     ensure_group(group)
-    if not exists(name):
+    made = not exists(name)
+    if made:
         subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", "--groups", group, name], check=True)
     elif group not in groups_of(name):
         subprocess.run(["usermod", "--append", "--groups", group, name], check=True)
-    home = Path(pwd.getpwnam(name).pw_dir)
-    home.chmod(0o700)
-    return home
+    Path(pwd.getpwnam(name).pw_dir).chmod(0o700)
+    return made
 
 
-def ensure_service_user(name: str) -> None:
-    """A system account for a service (no login, no home): its own group, nobody else in it."""
+def ensure_service_user(name: str) -> bool:
+    """A system account for a service (no login, no home): its own group, nobody else in it. Whether it was made now."""
     check_name(name)
-    if not exists(name):
+    made = not exists(name)
+    if made:
         subprocess.run(["useradd", "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
                         "--shell", "/usr/sbin/nologin", name], check=True)  # fmt: skip
+    return made
 
 
 def groups_of(name: str) -> set[str]:

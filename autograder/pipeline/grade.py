@@ -25,6 +25,7 @@ from autograder.course.extensions import extension_of, read_extensions
 from autograder.course.notebooks import fill_answers, reference_answers
 from autograder.course.paths import sqlite_url
 from autograder.launch.limits import Limits
+from autograder.launch.run_folder import RunFolder, clear_left_behind, join_run
 from autograder.launch.sandbox import bwrap_available
 from autograder.pipeline import gradebook
 from autograder.pipeline.cell_limits import CellLimits, cell_seconds, load_times, save_times, sources_digest
@@ -144,10 +145,13 @@ def grade(
     real_db.parent.mkdir(parents=True, exist_ok=True)
     everyone = students or sorted(set(submitted_students(course)) | set(gradebook.students(real_db)))
     results: list[SubmissionResult] = []
+    report_cleared(clear_left_behind())
+    run = RunFolder()
     own_executor = executor is None
-    executor = executor or ProcessPoolExecutor(max_workers=max(1, jobs))
+    executor = executor or ProcessPoolExecutor(max_workers=max(1, jobs), initializer=join_run,
+                                               initargs=(os.getpid(), run.path))  # fmt: skip
     try:
-        with tempfile.TemporaryDirectory(prefix="reference-") as references_folder:
+        with tempfile.TemporaryDirectory(prefix="reference-", dir=run.path) as references_folder:
             to_grade = ungraded_students(course, assignments or course.assignments(), everyone, force, results)
             base_jobs = {a: GradeJob(course, a, REFERENCE_STUDENT, Path(references_folder) / a,
                                      gradebook.template_path(course, a), limits, clean_rerun, sandbox)
@@ -191,4 +195,11 @@ def grade(
     finally:
         if own_executor:
             executor.shutdown()
+        run.close()
     return results
+
+
+def report_cleared(folders: list[Path]) -> None:
+    if folders:
+        print(f"removed {len(folders)} temporary folder(s) that a grade run left when it was stopped before its end "
+              f"(killed, or the machine went down): {', '.join(map(str, folders))}", file=sys.stderr)  # fmt: skip
