@@ -677,3 +677,21 @@ VARIANTS = [
         """,
     ),
 ]
+
+# --- Issue 51: answers gamed to pass the visible tests; the hidden tests fail each ---
+VARIANTS += [
+    mutant(
+        "extra_credit_pooling",
+        "padding_multiplied_by_the_mask",  # large values times 0 are 0; NaN times 0 is NaN, inf times 0 too
+        ("(gates * hidden).masked_fill(~keep.unsqueeze(-1), 0.0)", "gates * hidden * keep.unsqueeze(-1)"),
+        spares=("extra_credit_pooling_keyword", "extra_credit_pooling_device"),
+    ),
+    mutant(
+        "extra_credit_pooling",
+        "sum_started_on_the_cpu",  # a fixed device: right wherever hidden is on the CPU
+        ("return terms.sum(dim=1)  # (B, D)",
+         'pooled = torch.zeros(hidden.size(0), hidden.size(2), device="cpu")  # (B, D)\n'
+         "            return pooled + terms.sum(dim=1)"),
+        spares=("extra_credit_pooling_padding", "extra_credit_pooling_keyword"),
+    ),
+]
