@@ -692,6 +692,13 @@ GQA_PAST = "past = 0 if cache is None else cache[0].size(2)"
 GQA_RETURN = "return self.out(merged), (k, v)"
 VARIANTS += [
     mutant(
+        "rope",
+        "float32_cast_back_for_bfloat16_only",  # float64 and float16 come back float32
+        ("return turned.flatten(-2).to(x.dtype)",
+         "return turned.flatten(-2).to(torch.bfloat16 if x.dtype == torch.bfloat16 else torch.float32)"),
+        spares=("rope_values", "rope_properties", "rope_dtype_device"),
+    ),
+    mutant(
         "extra_credit_gqa",
         "first_call_views_of_a_widened_cache",  # strided views of the H widened heads, on the first call only
         (GQA_ATTEND, "k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)\n        "

@@ -195,12 +195,18 @@ RULES += [
          "one_floor_for_every_group"),
     ),
     *_rules(
+        SEQ2SEQ,
+        "extra_credit_beam",
+        ("`(B, T)` on `src`'s device", "extra_credit_beam_format", "output_on_the_default_device"),
+    ),
+    *_rules(
         AG_NEWS,
         "extra_credit_pooling",
         ("neither the values `hidden` holds there (even large ones)", "extra_credit_pooling_padding",
          "padding_multiplied_by_the_mask"),
         ("no tensor is made on a fixed device", "extra_credit_pooling_device", "sum_started_on_the_cpu"),
     ),
+    *_rules(GPT, "rope", ("return the dtype of `x`", "rope_shape_dtype", "float32_cast_back_for_bfloat16_only")),
     *_rules(
         GPT,
         "extra_credit_gqa",
