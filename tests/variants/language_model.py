@@ -693,7 +693,7 @@ GQA_RETURN = "return self.out(merged), (k, v)"
 VARIANTS += [
     mutant(
         "rope",
-        "float32_cast_back_for_bfloat16_only",  # float64 and float16 come back float32
+        "float32_unless_bfloat16",  # float64 and float16 come back float32
         ("return turned.flatten(-2).to(x.dtype)",
          "return turned.flatten(-2).to(torch.bfloat16 if x.dtype == torch.bfloat16 else torch.float32)"),
         spares=("rope_values", "rope_properties", "rope_dtype_device"),

@@ -206,7 +206,7 @@ RULES += [
          "padding_multiplied_by_the_mask"),
         ("no tensor is made on a fixed device", "extra_credit_pooling_device", "sum_started_on_the_cpu"),
     ),
-    *_rules(GPT, "rope", ("return the dtype of `x`", "rope_shape_dtype", "float32_cast_back_for_bfloat16_only")),
+    *_rules(GPT, "rope", ("return the dtype of `x`", "rope_shape_dtype", "float32_unless_bfloat16")),
     *_rules(
         GPT,
         "extra_credit_gqa",
