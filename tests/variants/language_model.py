@@ -692,6 +692,15 @@ GQA_PAST = "past = 0 if cache is None else cache[0].size(2)"
 GQA_RETURN = "return self.out(merged), (k, v)"
 VARIANTS += [
     mutant(
+        "self_attention",
+        "empty_cache_on_the_default_device",  # the first call's empty cache: the visible test steps with a cache
+        ("past = 0 if cache is None else cache[0].size(2)",
+         "if cache is None:\n            "
+         "empty = torch.zeros(batch, self.num_heads, 0, self.head_dim, dtype=x.dtype)\n            "
+         "cache = (empty, empty)\n        past = cache[0].size(2)"),
+        spares=("self_attention_structure", "self_attention_values", "self_attention_cache"),
+    ),
+    mutant(
         "rope",
         "float32_unless_bfloat16",  # float64 and float16 come back float32
         ("return turned.flatten(-2).to(x.dtype)",

@@ -206,6 +206,8 @@ RULES += [
          "padding_multiplied_by_the_mask"),
         ("no tensor is made on a fixed device", "extra_credit_pooling_device", "sum_started_on_the_cpu"),
     ),
+    *_rules(GPT, "self_attention", ("Create new tensors on `x`'s device", "self_attention_dtype_device",
+                                    "empty_cache_on_the_default_device")),
     *_rules(GPT, "rope", ("return the dtype of `x`", "rope_shape_dtype", "float32_unless_bfloat16")),
     *_rules(
         GPT,
