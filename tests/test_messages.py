@@ -172,3 +172,36 @@ def test_chinese_text_is_padded_by_columns_so_rows_line_up(monkeypatch) -> None:
     assert tr("模型 {name:>9}", name="贪心解码") == "模型  贪心解码", "padding between Chinese text is kept"
     assert tr("{name:>10}|", name="greedy") == "    greedy|", "Latin text pads as str.format does"
     assert tr("{value:>8.3f}|", value=1.5) == "   1.500|", "numbers keep str.format's own specs"
+
+
+STUB = "raise NotImplementedError(tfcourse.todo_left())"
+
+
+@pytest.mark.parametrize("edition_folder", ["notebooks", "notebooks_zh"])
+def test_every_stub_of_the_release_names_its_todo(edition_folder: str) -> None:
+    """An untouched answer raises an error that says which TODO is open, not a bare NotImplementedError."""
+    from autograder.course.notebooks import is_answer_cell  # noqa: PLC0415
+    from autograder.course.settings import REPO_ROOT, assignment_ids  # noqa: PLC0415
+    from tests.support.notebooks import read  # noqa: PLC0415
+
+    for assignment in assignment_ids():
+        answers = [c.source for c in read(REPO_ROOT / edition_folder / assignment / f"{assignment}.ipynb").cells
+                   if is_answer_cell(c) and c.cell_type == "code"]
+        assert answers and all(STUB in source for source in answers), f"{edition_folder}/{assignment}: a stub without"
+        assert not any("NotImplementedError()" in source for source in answers), f"{assignment}: a bare stub"
+
+
+class GroupedQueryAttention:
+    def forward(self) -> None:
+        raise NotImplementedError(__import__("tfcourse").todo_left())
+
+
+@pytest.mark.parametrize(("edition", "says"), [("en", "TODO {} is not written yet"), ("zh", "TODO {} 还没有写")])
+def test_an_untouched_stub_names_its_function_or_method(monkeypatch, edition: str, says: str) -> None:
+    monkeypatch.setenv(language.EDITION_VARIABLE, edition)
+    namespace: dict = {"tfcourse": __import__("tfcourse")}
+    exec(f"def scaled_dot_product_attention(query, key, value):\n    {STUB}\n", namespace)
+    with pytest.raises(NotImplementedError, match=re.escape(says.format("scaled_dot_product_attention"))):
+        namespace["scaled_dot_product_attention"](1, 2, 3)
+    with pytest.raises(NotImplementedError, match=re.escape(says.format("GroupedQueryAttention.forward"))):
+        GroupedQueryAttention().forward()

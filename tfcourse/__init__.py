@@ -7,6 +7,8 @@ styles, readable in greyscale, applied on import) and :mod:`tfcourse.checks` (vi
 helpers whose messages say what was expected, what came out and why).
 """
 
+import sys
+
 from tfcourse.modes import fast_mode
 from tfcourse.style import apply_course_style
 
@@ -15,7 +17,23 @@ apply_course_style()
 # The course's release; pyproject.toml, CITATION.cff and CHANGELOG.md name the same one (tests/test_licence.py).
 __version__ = "1.0.0"
 
-__all__ = ["__version__", "fast_mode", "get_device", "seed_everything"]
+__all__ = ["__version__", "fast_mode", "get_device", "seed_everything", "todo_left"]
+
+
+def todo_left() -> str:
+    """Which TODO is still open: the message of an untouched answer's ``raise NotImplementedError(todo_left())``.
+
+    The release puts that line where each answer goes, so the error a test cell shows names the function (or
+    method) the student has yet to write, in the reader's language.
+    """
+    from tfcourse.messages import tr  # noqa: PLC0415 (Babel is not needed before a message is)
+
+    code = sys._getframe(1).f_code
+    if code.co_name == "<module>":
+        return tr("this TODO is not written yet: replace the `raise NotImplementedError(...)` line of its answer "
+                  "cell with your code, then run that cell again.")
+    return tr("TODO {name} is not written yet: replace the `raise NotImplementedError(...)` line in it with your "
+              "code, then run its answer cell and this cell again.", name=code.co_qualname)
 
 
 def __getattr__(name: str):

@@ -73,6 +73,9 @@ def configure(c: Config, root: Path, grading_directory: str = GRADING_DIRECTORY)
         # Release feedback one student at a time: a feedback folder without its secret or timestamp is skipped and
         # said, the others still get theirs; no page's name in the log (exchange_release_feedback.py).
         c.ExchangeFactory.release_feedback = "autograder.pipeline.exchange_release_feedback.SafeReleaseFeedback"
+    # What the release puts where an answer goes: its error names the TODO still open, in the reader's language
+    # (every notebook's setup imports tfcourse).
+    c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError(tfcourse.todo_left())"}
     # nbgrader re-inserts edited test cells but not deleted ones unless told to.
     c.OverwriteCells.add_missing_cells = True
     # nbgrader's steps before it runs a submission, and one of the course's: once the hidden tests are back

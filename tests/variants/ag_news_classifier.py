@@ -535,7 +535,8 @@ VARIANTS = [
             class Mean(nn.Module):
                 def forward(self, hidden, keep):
                     weights = keep.to(hidden.dtype).unsqueeze(-1)
-                    return (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
+                    kept = hidden.masked_fill(~keep.unsqueeze(-1), 0.0)  # NaN at the padding stays out
+                    return kept.sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
 
             return Mean()
         """,
@@ -553,7 +554,8 @@ VARIANTS = [
 
                 def forward(self, hidden, keep):
                     scores = self.score(hidden).squeeze(-1).masked_fill(~keep, torch.finfo(hidden.dtype).min)
-                    return (scores.softmax(dim=-1).unsqueeze(-1) * hidden).sum(dim=1)
+                    kept = hidden.masked_fill(~keep.unsqueeze(-1), 0.0)  # NaN at the padding stays out
+                    return (scores.softmax(dim=-1).unsqueeze(-1) * kept).sum(dim=1)
 
             return AttentionPooling()
         """,
@@ -611,7 +613,7 @@ VARIANTS = [
         def make_pooling(d_model):
             class MaskedSum(nn.Module):
                 def forward(self, hidden, keep):
-                    return (hidden * keep.unsqueeze(-1).to(hidden.dtype)).sum(dim=1)
+                    return hidden.masked_fill(~keep.unsqueeze(-1), 0.0).sum(dim=1)
 
             return MaskedSum()
         """,
@@ -653,7 +655,7 @@ VARIANTS = [
                     scores = scores.masked_fill(~keep, torch.finfo(scores.dtype).min)
                     with_sink = torch.cat([scores, self.sink.expand(scores.shape[0], 1)], dim=1)
                     weights = with_sink.softmax(dim=-1)[:, :-1]
-                    return torch.einsum("bl,bld->bd", weights, hidden)
+                    return torch.einsum("bl,bld->bd", weights, hidden.masked_fill(~keep[..., None], 0.0))
 
             return SinkAttention()
         """,
@@ -675,5 +677,23 @@ VARIANTS = [
 
             return FeatureSum()
         """,
+    ),
+]
+
+# --- Issue 51: answers gamed to pass the visible tests; the hidden tests fail each ---
+VARIANTS += [
+    mutant(
+        "extra_credit_pooling",
+        "padding_multiplied_by_the_mask",  # large values times 0 are 0; NaN times 0 is NaN, inf times 0 too
+        ("(gates * hidden).masked_fill(~keep.unsqueeze(-1), 0.0)", "gates * hidden * keep.unsqueeze(-1)"),
+        spares=("extra_credit_pooling_keyword", "extra_credit_pooling_device"),
+    ),
+    mutant(
+        "extra_credit_pooling",
+        "sum_started_on_the_cpu",  # a fixed device: right wherever hidden is on the CPU
+        ("return terms.sum(dim=1)  # (B, D)",
+         'pooled = torch.zeros(hidden.size(0), hidden.size(2), device="cpu")  # (B, D)\n'
+         "            return pooled + terms.sum(dim=1)"),
+        spares=("extra_credit_pooling_padding", "extra_credit_pooling_keyword"),
     ),
 ]

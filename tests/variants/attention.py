@@ -238,3 +238,15 @@ BLAMES = [
         "scaled_dot_product_attention",
     ),
 ]
+
+# Issue 51: sdpa_mask checks the attention without a mask first, so an attention that is off (unscaled, softmax
+# over the queries) is told so, and a mask mistake still hears about the mask.
+ATTENTION_ITSELF = ("scaled_dot_product_attention itself is off", "the mask must change the scores")
+BLAMES += [
+    *(Blame(f"sdpa-mutant-{name}", "sdpa_mask", *ATTENTION_ITSELF) for name in ("no_scaling", "softmax_over_queries")),
+    Blame("sdpa-mutant-scores_masked_after_the_softmax", "sdpa_mask", "fill the scores where the mask is False",
+          "scaled_dot_product_attention itself is off"),
+    # A (B, L) mask met an IndexError in padding_mask_values; it is told the shape a padding mask has.
+    Blame("padding_mask-mutant-no_broadcast_axes", "padding_mask_values", "a padding mask has 4 axes, (B, 1, 1, L)",
+          "IndexError"),
+]

@@ -726,3 +726,17 @@ VARIANTS = [
         """,
     ),
 ]
+
+# --- Issue 51: answers gamed to pass the visible tests; the hidden tests fail each ---
+VARIANTS += [
+    mutant(
+        "extra_credit_warmup",
+        "one_floor_for_every_group",  # never below 1e-6: right for peaks of 1e-4 and up, above a peak of 1e-7
+        ("    return torch.optim.lr_scheduler.LambdaLR(optimizer, multiplier)",
+         "    class Floored(torch.optim.lr_scheduler.LambdaLR):\n"
+         "        def get_lr(self) -> list[float]:\n"
+         "            return [max(rate, 1e-6) for rate in super().get_lr()]\n\n"
+         "    return Floored(optimizer, multiplier)"),
+        spares=("extra_credit_warmup_shape",),
+    ),
+]

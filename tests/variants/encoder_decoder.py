@@ -654,3 +654,13 @@ VARIANTS = [
         """,
     ),
 ]
+
+# --- Issue 51: answers gamed to pass the visible tests; the hidden tests fail each ---
+VARIANTS += [
+    mutant(
+        "extra_credit_beam",
+        "output_on_the_default_device",  # right wherever the default device is src's: on a CPU-only machine
+        ("dtype=torch.long, device=src.device)\n        for b, row", "dtype=torch.long)\n        for b, row"),
+        spares=("extra_credit_beam_greedy", "extra_credit_beam_search", "extra_credit_beam_batch"),
+    ),
+]

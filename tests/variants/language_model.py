@@ -686,3 +686,51 @@ VARIANTS = [
                      "for t in (k, v)))"),),
     ),
 ]
+
+# --- Issue 51: answers gamed to pass the visible tests; the hidden tests fail each ---
+GQA_PAST = "past = 0 if cache is None else cache[0].size(2)"
+GQA_RETURN = "return self.out(merged), (k, v)"
+VARIANTS += [
+    mutant(
+        "self_attention",
+        "empty_cache_on_the_default_device",  # the first call's empty cache: the visible test steps with a cache
+        ("past = 0 if cache is None else cache[0].size(2)",
+         "if cache is None:\n            "
+         "empty = torch.zeros(batch, self.num_heads, 0, self.head_dim, dtype=x.dtype)\n            "
+         "cache = (empty, empty)\n        past = cache[0].size(2)"),
+        spares=("self_attention_structure", "self_attention_values", "self_attention_cache"),
+    ),
+    mutant(
+        "rope",
+        "float32_unless_bfloat16",  # float64 and float16 come back float32
+        ("return turned.flatten(-2).to(x.dtype)",
+         "return turned.flatten(-2).to(torch.bfloat16 if x.dtype == torch.bfloat16 else torch.float32)"),
+        spares=("rope_values", "rope_properties", "rope_dtype_device"),
+    ),
+    mutant(
+        "extra_credit_gqa",
+        "first_call_views_of_a_widened_cache",  # strided views of the H widened heads, on the first call only
+        (GQA_ATTEND, "k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)\n        "
+                     "attended = causal_attention(q, k, v)"),
+        (GQA_RETURN, "k, v = k[:, ::group], v[:, ::group]\n        "
+                     "return self.out(merged), (k, v) if cache is None else (k.contiguous(), v.contiguous())"),
+    ),
+    mutant(
+        "extra_credit_gqa",
+        "float32_cast_back_for_bfloat16_only",  # float64 and float16 come back float32
+        (GQA_RETURN, "out = self.out(merged).float()\n        "
+                     "return (out.bfloat16() if x.dtype == torch.bfloat16 else out), (k, v)"),
+    ),
+    mutant(
+        "extra_credit_gqa",
+        "empty_cache_on_the_default_device",  # the first call's empty cache: the visible test steps with a cache
+        (GQA_PAST, "if cache is None:\n            "
+                   "empty = torch.zeros(batch, self.num_kv_heads, 0, self.head_dim, dtype=x.dtype)\n            "
+                   "cache = (empty, empty)\n        past = cache[0].size(2)"),
+    ),
+    mutant(
+        "extra_credit_gqa",
+        "positions_on_the_cpu",  # a fixed device: right wherever x is on the CPU
+        (GQA_POSITIONS, GQA_POSITIONS.replace("device=x.device", 'device="cpu"')),
+    ),
+]

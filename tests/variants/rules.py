@@ -185,3 +185,37 @@ RULES: list[Rule] = [
          "extra_credit_gqa_cache", "no_value_error_for_a_negative_count"),
     ),
 ]
+
+# Issue 51: the rules that answers gamed to pass the visible tests broke, each now failed by a hidden test.
+RULES += [
+    *_rules(
+        ENCODER,
+        "extra_credit_warmup",
+        ("each group follows the same curve relative to its own peak", "extra_credit_warmup_groups",
+         "one_floor_for_every_group"),
+    ),
+    *_rules(
+        SEQ2SEQ,
+        "extra_credit_beam",
+        ("`(B, T)` on `src`'s device", "extra_credit_beam_format", "output_on_the_default_device"),
+    ),
+    *_rules(
+        AG_NEWS,
+        "extra_credit_pooling",
+        ("neither the values `hidden` holds there (even large ones)", "extra_credit_pooling_padding",
+         "padding_multiplied_by_the_mask"),
+        ("no tensor is made on a fixed device", "extra_credit_pooling_device", "sum_started_on_the_cpu"),
+    ),
+    *_rules(GPT, "self_attention", ("Create new tensors on `x`'s device", "self_attention_dtype_device",
+                                    "empty_cache_on_the_default_device")),
+    *_rules(GPT, "rope", ("return the dtype of `x`", "rope_shape_dtype", "float32_unless_bfloat16")),
+    *_rules(
+        GPT,
+        "extra_credit_gqa",
+        ("the cache's memory is $G/H$ of `CausalSelfAttention`'s for the same text", "extra_credit_gqa_cache",
+         "first_call_views_of_a_widened_cache"),
+        ("any dtype and device", "extra_credit_gqa_cache", "float32_cast_back_for_bfloat16_only"),
+        ("any dtype and device", "extra_credit_gqa_cache", "empty_cache_on_the_default_device"),
+        ("any dtype and device", "extra_credit_gqa_cache", "positions_on_the_cpu"),
+    ),
+]  # fmt: skip
