@@ -11,11 +11,12 @@ Every value comes from the layout that ``python -m classroom.provision`` made (i
 - ``TFCOURSE_HUB_STATE``: the folder of the hub's database, cookie secret and LTI settings
   (default ``state/`` under the prefix);
 - ``TFCOURSE_HUB_EXTRA_CONFIG``: a further config file loaded last (the tests add an API token).
-- ``TFCOURSE_HUB_MEM_LIMIT`` (2G) and ``TFCOURSE_HUB_CPU_LIMIT`` (1): each student's memory and cores
-  (classroom/limits.py; 0: none);
+- ``TFCOURSE_HUB_MEM_LIMIT`` (2G), ``TFCOURSE_HUB_CPU_LIMIT`` (1) and ``TFCOURSE_HUB_TASKS_LIMIT`` (512): each
+  student's memory, cores, and processes and threads (classroom/limits.py; 0: none); with ngshare,
+  ``TFCOURSE_HUB_NGSHARE_MEM_LIMIT`` (1G), the service's memory;
 - ``TFCOURSE_HUB_CULL_IDLE`` (3600) and ``TFCOURSE_HUB_KERNEL_CULL_IDLE`` (1800): the seconds after which an
-  idle server is stopped, an idle kernel shut down (0: never). ``make hub`` sets these four from its
-  ``MEM_LIMIT``, ``CPU_LIMIT``, ``CULL_IDLE`` and ``KERNEL_CULL_IDLE``.
+  idle server is stopped, an idle kernel shut down (0: never). ``make hub`` sets these from its
+  ``MEM_LIMIT``, ``CPU_LIMIT``, ``TASKS_LIMIT``, ``NGSHARE_MEM_LIMIT``, ``CULL_IDLE`` and ``KERNEL_CULL_IDLE``.
 - ``TFCOURSE_HUB_DUE_DATES_EVERY`` (30): the seconds between two looks at the due dates, extensions and
   roster languages by the ``student-view`` service, and at what it published by each student's server.
 
@@ -36,9 +37,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the classroom package, beside this file
 
+from autograder.pipeline.handins import MAX_BYTES  # noqa: E402
 from classroom.hub_auth import is_instructor  # noqa: E402
 from classroom.layout import DEFAULT_PREFIX, INSTRUCTORS, HubLayout  # noqa: E402
-from classroom.limits import announce, configure_limits  # noqa: E402
+from classroom.limits import announce, configure_limits, confine_service, ngshare_max_body  # noqa: E402
 from classroom.provision import NGSHARE_USER  # noqa: E402
 from classroom.student_view import VIEW_FOLDER, VIEW_VARIABLE  # noqa: E402
 
@@ -112,7 +114,7 @@ def role_settings(spawner) -> None:
     spawner.environment = environment
     spawner.notebook_dir = str(layout.course) if instructor else "~"
     if instructor:  # grading runs the whole class's notebooks: no student limit
-        spawner.mem_limit = spawner.cpu_limit = None
+        spawner.mem_limit = spawner.cpu_limit = spawner.tasks_limit = None
 
 
 c.Spawner.pre_spawn_hook = role_settings
@@ -155,12 +157,17 @@ c.JupyterHub.services = [*services, {
 
 if layout.exchange_kind() == "ngshare":
     ngshare = f"http://127.0.0.1:{port + 3}"
+    # Its memory in a cgroup of its own (make hub's NGSHARE_MEM_LIMIT), which its launcher joins; each upload's body
+    # at most what the hand-in limit allows (autograder/pipeline/handins.py), refused past it before it is read.
+    confined, line = confine_service(NGSHARE_USER)
+    announce(line)
     services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []  # the extra config's
     c.JupyterHub.services = [*services, {
         "name": "ngshare",
         "url": ngshare,
         "user": NGSHARE_USER,
         "cwd": str(layout.ngshare_state),
+        "environment": {**confined, "TFCOURSE_NGSHARE_MAX_BODY": str(ngshare_max_body(MAX_BYTES))},
         # ngshare itself listens on every interface: its launcher binds it to this url's host, the loopback.
         "command": [
             str(layout.ngshare_env / "bin" / "python"), str(layout.runtime / "classroom" / "ngshare_service.py"),

@@ -1,9 +1,13 @@
-"""Per-student memory and CPU limits on the one-machine hub, without systemd: cgroups (:mod:`classroom.cgroups`).
+"""Per-student memory, CPU and process limits on the one-machine hub, without systemd: cgroups
+(:mod:`classroom.cgroups`).
 
-The limits are JupyterHub's own ``Spawner.mem_limit`` and ``Spawner.cpu_limit``, the settings The
-Littlest JupyterHub gives systemd (``SystemdSpawner``); here :class:`classroom.spawner.LimitedSpawner`
-enforces them with a cgroup per student. ``make hub MEM_LIMIT=2G CPU_LIMIT=1`` sets them (``TFCOURSE_HUB_MEM_LIMIT``,
-``TFCOURSE_HUB_CPU_LIMIT``; 0 turns one off). Instructors are not limited: they grade the class.
+The memory and CPU limits are JupyterHub's own ``Spawner.mem_limit`` and ``Spawner.cpu_limit``, the settings The
+Littlest JupyterHub gives systemd (``SystemdSpawner``); the process limit is
+``LimitedSpawner.tasks_limit`` (systemd's ``TasksMax``). :class:`classroom.spawner.LimitedSpawner` enforces them
+with a cgroup per student. ``make hub MEM_LIMIT=2G CPU_LIMIT=1 TASKS_LIMIT=512`` sets them
+(``TFCOURSE_HUB_MEM_LIMIT``, ``TFCOURSE_HUB_CPU_LIMIT``, ``TFCOURSE_HUB_TASKS_LIMIT``; 0 turns one off).
+Instructors are not limited: they grade the class. The ngshare service has a memory limit of its own
+(``TFCOURSE_HUB_NGSHARE_MEM_LIMIT``), in a cgroup of its own.
 """
 
 import os
@@ -17,15 +21,30 @@ from classroom.cgroups import StudentCgroups
 DEFAULT_MEM_LIMIT = "2G"
 # One core each: a training run's threads (PyTorch starts one per core) slow only their owner.
 DEFAULT_CPU_LIMIT = "1"
+# Processes and threads together, what a fork bomb multiplies (a student's server and kernels use a few dozen: the
+# measurements in docs/running-a-class.md); the machine's own maximum (kernel.pid_max) is far above it.
+DEFAULT_TASKS_LIMIT = "512"
+# The ngshare service: tornado holds each upload's body in memory (at most the hand-in limit, encoded:
+# classroom/ngshare_service.py) and decodes it; past this the kernel stops ngshare, never the machine, and the hub
+# starts it again.
+DEFAULT_NGSHARE_MEM_LIMIT = "1G"
+SERVICES = "tfcourse-services"  # the hub's services' own cgroups, beside the students'
+SERVICE_CGROUPS = "TFCOURSE_SERVICE_CGROUPS"  # the cgroup.procs files a service's launcher moves itself into
+
+
+def setting(environ: dict[str, str], name: str, default: str) -> str | None:
+    """``TFCOURSE_HUB_<name>`` or its default; None where it is 0 or empty (no limit of that kind)."""
+    value = environ.get(f"TFCOURSE_HUB_{name}", default).strip()
+    return None if value in ("", "0") else value
 
 
 def configure_limits(c, environ: dict[str, str] = os.environ) -> str:
     """Set the hub's spawner and its limits from the environment; the line the hub logs about them."""
-    memory = environ.get("TFCOURSE_HUB_MEM_LIMIT", DEFAULT_MEM_LIMIT).strip()
-    cpus = environ.get("TFCOURSE_HUB_CPU_LIMIT", DEFAULT_CPU_LIMIT).strip()
-    memory, cpus = (None if value in ("", "0") else value for value in (memory, cpus))
-    if memory is None and cpus is None:
-        return "per-student limits are off: TFCOURSE_HUB_MEM_LIMIT and TFCOURSE_HUB_CPU_LIMIT are 0"
+    memory = setting(environ, "MEM_LIMIT", DEFAULT_MEM_LIMIT)
+    cpus = setting(environ, "CPU_LIMIT", DEFAULT_CPU_LIMIT)
+    tasks = setting(environ, "TASKS_LIMIT", DEFAULT_TASKS_LIMIT)
+    if memory is None and cpus is None and tasks is None:
+        return "per-student limits are off: TFCOURSE_HUB_MEM_LIMIT, _CPU_LIMIT and _TASKS_LIMIT are 0"
     cgroups = StudentCgroups.under_this_process()
     why_not = cgroups.unavailable()
     if why_not:
@@ -33,8 +52,34 @@ def configure_limits(c, environ: dict[str, str] = os.environ) -> str:
     c.JupyterHub.spawner_class = "classroom.spawner.LimitedSpawner"
     c.Spawner.mem_limit = memory
     c.Spawner.cpu_limit = None if cpus is None else float(cpus)
-    return (f"per-student limits: memory {memory or 'unlimited'}, CPU {cpus or 'unlimited'} "
-            f"(cgroups under {cgroups.memory} and {cgroups.cpu})")  # fmt: skip
+    c.LimitedSpawner.tasks_limit = None if tasks is None else int(tasks)
+    return (f"per-student limits: memory {memory or 'unlimited'}, CPU {cpus or 'unlimited'}, "
+            f"{tasks or 'unlimited'} processes and threads (cgroups under {cgroups.memory.parent})")  # fmt: skip
+
+
+def confine_service(user: str, environ: dict[str, str] = os.environ) -> tuple[dict[str, str], str]:
+    """A cgroup of its own, with ngshare's memory limit, for a service the hub runs as ``user``: the environment
+    that tells its launcher to move itself in, and the line the hub logs about it."""
+    from jupyterhub.traitlets import ByteSpecification  # the hub's own reading of "1G", as for mem_limit
+
+    memory = setting(environ, "NGSHARE_MEM_LIMIT", DEFAULT_NGSHARE_MEM_LIMIT)
+    if memory is None:
+        return {}, f"{user}'s memory is not limited: TFCOURSE_HUB_NGSHARE_MEM_LIMIT is 0"
+    cgroups = StudentCgroups.under_this_process(SERVICES)
+    why_not = cgroups.unavailable()
+    if why_not:
+        return {}, f"{user}'s memory is not limited: {why_not}"
+    cgroups.prepare(user, ByteSpecification().validate(None, memory), None)
+    cgroups.let_join(user)
+    procs = " ".join(str(folder / "cgroup.procs") for folder in cgroups.of(user))
+    return {SERVICE_CGROUPS: procs}, f"{user}'s memory limit: {memory} (cgroup {cgroups.of(user)[0]})"
+
+
+def ngshare_max_body(handin_bytes: int) -> int:
+    """The largest request body a hand-in of ``handin_bytes`` sends ngshare: ngshare-exchange sends its files
+    base64-encoded (4 characters for 3 bytes) in a form field, whose encoding makes each ``+`` and ``/`` of base64
+    3 characters (``%2B``): at worst (a file of 0xFF bytes) 4 bytes a byte; 1 MiB more for the names and the JSON."""
+    return 4 * handin_bytes + 2**20
 
 
 def announce(line: str) -> None:

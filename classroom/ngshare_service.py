@@ -7,6 +7,11 @@ own ``main`` with tornado's server bound to the host of ``JUPYTERHUB_SERVICE_URL
 the hub gives the service (127.0.0.1 on the classroom hub: classroom/jupyterhub_config.py).
 It runs in ngshare's own environment (classroom/provision.py), from the hub's runtime folder,
 and imports nothing of the course.
+
+Before ngshare starts, the launcher moves itself into the cgroups the hub made for it
+(``TFCOURSE_SERVICE_CGROUPS``: their memory limit, classroom/limits.py), and its server refuses a
+request whose body is larger than ``TFCOURSE_NGSHARE_MAX_BODY`` bytes (an honest hand-in's largest)
+from its headers, before reading it: tornado holds a body in memory whole.
 """
 
 import os
@@ -18,12 +23,26 @@ from tornado.httpserver import HTTPServer
 
 
 class ServiceAddressServer(HTTPServer):
-    """tornado's HTTP server, listening on the service's own host whatever address it is asked for."""
+    """tornado's HTTP server, listening on the service's own host whatever address it is asked for, and refusing
+    bodies past the hub's limit."""
+
+    def initialize(self, *args: object, **kwargs: object) -> None:
+        if "TFCOURSE_NGSHARE_MAX_BODY" in os.environ:
+            kwargs["max_body_size"] = int(os.environ["TFCOURSE_NGSHARE_MAX_BODY"])
+        super().initialize(*args, **kwargs)
 
     def listen(self, port: int, address: str | None = None, **kwargs: object) -> None:
         super().listen(port, urlparse(os.environ["JUPYTERHUB_SERVICE_URL"]).hostname, **kwargs)
 
 
+def join_own_cgroups() -> None:
+    """Into the cgroups the hub made for this service, whose limits it cannot change (none where limits are off)."""
+    for procs in os.environ.get("TFCOURSE_SERVICE_CGROUPS", "").split():
+        with open(procs, "w") as control:
+            control.write(str(os.getpid()))
+
+
 if __name__ == "__main__":
+    join_own_cgroups()
     ngshare.HTTPServer = ServiceAddressServer  # ngshare.main makes its server from this name
     ngshare.main(sys.argv[1:])

@@ -4,16 +4,20 @@ import asyncio
 import os
 
 from jupyterhub.spawner import LocalProcessSpawner
-from traitlets import Instance, default
+from traitlets import Instance, Integer, default
 
 from classroom.cgroups import StudentCgroups, oom_kills
 
 
 class LimitedSpawner(LocalProcessSpawner):
-    """LocalProcessSpawner that runs each limited server (``mem_limit`` or ``cpu_limit`` set) in its
-    user's own cgroups, and logs each out-of-memory kill there in the hub's log."""
+    """LocalProcessSpawner that runs each limited server (``mem_limit``, ``cpu_limit`` or ``tasks_limit`` set) in
+    its user's own cgroups, and logs each out-of-memory kill there in the hub's log."""
 
     cgroups = Instance(StudentCgroups)
+    tasks_limit = Integer(
+        None, allow_none=True, config=True, help="Processes and threads a user's server may run at once, all its "
+        "kernels' included (systemd's TasksMax); past it the user's next fork fails. None: no limit."
+    )  # fmt: skip
 
     @default("cgroups")
     def _default_cgroups(self) -> StudentCgroups:
@@ -27,11 +31,11 @@ class LimitedSpawner(LocalProcessSpawner):
 
     @property
     def limited(self) -> bool:
-        return bool(self.mem_limit or self.cpu_limit)
+        return bool(self.mem_limit or self.cpu_limit or self.tasks_limit)
 
     async def start(self) -> tuple[str, int]:
         if self.limited:
-            self.cgroups.prepare(self.user.name, self.mem_limit, self.cpu_limit)
+            self.cgroups.prepare(self.user.name, self.mem_limit, self.cpu_limit, self.tasks_limit)
             self.oom_kills_logged = oom_kills(self.cgroups.of(self.user.name)[0])
             self.log.info("%s's server runs with %s", self.user.name, self.limits_text())
         return await super().start()
@@ -39,7 +43,8 @@ class LimitedSpawner(LocalProcessSpawner):
     def limits_text(self) -> str:
         memory = f"{self.mem_limit / 2**30:.1f} GiB of memory" if self.mem_limit else "no memory limit"
         cpu = f"{self.cpu_limit:g} CPU" if self.cpu_limit else "no CPU limit"
-        return f"{memory}, {cpu}"
+        tasks = f"{self.tasks_limit} processes and threads" if self.tasks_limit else "no process limit"
+        return f"{memory}, {cpu}, {tasks}"
 
     def make_preexec_fn(self, name: str):
         """Join the user's cgroups in the new process, as root, before it becomes the user and runs the server."""

@@ -35,14 +35,17 @@ def exists(name: str) -> bool:
 
 
 def ensure_user(name: str, group: str) -> Path:
-    """Create ``name`` (with a home of its own) in ``group`` unless it exists; its home is made private (700).
+    """Create ``name`` (with a home and a primary group of its own) in ``group`` unless it exists; its home is made
+    private (700).
 
-    Debian's useradd makes homes with the umask (755): everyone could read everyone's work.
+    Debian's useradd makes homes with the umask (755): everyone could read everyone's work. The user's own group
+    alone may read their cgroups' statistics (classroom/cgroups.py).
     """
     check_name(name)
     ensure_group(group)
     if not exists(name):
-        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", "--groups", group, name], check=True)
+        subprocess.run(["useradd", "--create-home", "--user-group", "--shell", "/bin/bash", "--groups", group, name],
+                       check=True)  # fmt: skip
     elif group not in groups_of(name):
         subprocess.run(["usermod", "--append", "--groups", group, name], check=True)
     home = Path(pwd.getpwnam(name).pw_dir)
