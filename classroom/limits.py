@@ -12,6 +12,7 @@ Instructors are not limited: they grade the class. The ngshare service has a mem
 
 import os
 import sys
+from pathlib import Path
 
 from classroom.cgroups import StudentCgroups
 
@@ -28,6 +29,9 @@ DEFAULT_TASKS_LIMIT = "512"
 # classroom/ngshare_service.py) and decodes it; past this the kernel stops ngshare, never the machine, and the hub
 # starts it again.
 DEFAULT_NGSHARE_MEM_LIMIT = "1G"
+# Each student's home a filesystem of this size (classroom/home_disks.py); off unless make hub's DISK_LIMIT sets it:
+# per-user quotas, where the machine has them, bound /tmp and the exchange too (docs/running-a-class.md, Disk).
+DEFAULT_DISK_LIMIT = "0"
 SERVICES = "tfcourse-services"  # the hub's services' own cgroups, beside the students'
 SERVICE_CGROUPS = "TFCOURSE_SERVICE_CGROUPS"  # the cgroup.procs files a service's launcher moves itself into
 
@@ -38,13 +42,15 @@ def setting(environ: dict[str, str], name: str, default: str) -> str | None:
     return None if value in ("", "0") else value
 
 
-def configure_limits(c, environ: dict[str, str] = os.environ) -> str:
-    """Set the hub's spawner and its limits from the environment; the line the hub logs about them."""
+def configure_limits(c, environ: dict[str, str] = os.environ, home_images: Path | None = None) -> str:
+    """Set the hub's spawner and its limits from the environment (the home images in ``home_images``); the line
+    the hub logs about them."""
     memory = setting(environ, "MEM_LIMIT", DEFAULT_MEM_LIMIT)
     cpus = setting(environ, "CPU_LIMIT", DEFAULT_CPU_LIMIT)
     tasks = setting(environ, "TASKS_LIMIT", DEFAULT_TASKS_LIMIT)
-    if memory is None and cpus is None and tasks is None:
-        return "per-student limits are off: TFCOURSE_HUB_MEM_LIMIT, _CPU_LIMIT and _TASKS_LIMIT are 0"
+    disk = setting(environ, "DISK_LIMIT", DEFAULT_DISK_LIMIT) if home_images else None
+    if memory is None and cpus is None and tasks is None and disk is None:
+        return "per-student limits are off: TFCOURSE_HUB_MEM_LIMIT, _CPU_LIMIT, _TASKS_LIMIT and _DISK_LIMIT are 0"
     cgroups = StudentCgroups.under_this_process()
     why_not = cgroups.unavailable()
     if why_not:
@@ -53,8 +59,12 @@ def configure_limits(c, environ: dict[str, str] = os.environ) -> str:
     c.Spawner.mem_limit = memory
     c.Spawner.cpu_limit = None if cpus is None else float(cpus)
     c.LimitedSpawner.tasks_limit = None if tasks is None else int(tasks)
+    if disk is not None:
+        c.LimitedSpawner.disk_limit = disk
+        c.LimitedSpawner.home_images = str(home_images)
     return (f"per-student limits: memory {memory or 'unlimited'}, CPU {cpus or 'unlimited'}, "
-            f"{tasks or 'unlimited'} processes and threads (cgroups under {cgroups.memory.parent})")  # fmt: skip
+            f"{tasks or 'unlimited'} processes and threads (cgroups under {cgroups.memory.parent}), "
+            + (f"a home of {disk} each (images in {home_images})" if disk else "homes not limited"))  # fmt: skip
 
 
 def confine_service(user: str, environ: dict[str, str] = os.environ) -> tuple[dict[str, str], str]:
