@@ -116,7 +116,7 @@ def role_settings(spawner) -> None:
     spawner.environment = environment
     spawner.notebook_dir = str(layout.course) if instructor else "~"
     if instructor:  # grading runs the whole class's notebooks: no student limit
-        spawner.mem_limit = spawner.cpu_limit = spawner.tasks_limit = None
+        spawner.mem_limit = spawner.cpu_limit = spawner.tasks_limit = spawner.disk_limit = None
 
 
 c.Spawner.pre_spawn_hook = role_settings
