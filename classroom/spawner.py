@@ -13,8 +13,9 @@ from classroom.home_disks import HomeDisks
 
 
 class LimitedSpawner(LocalProcessSpawner):
-    """LocalProcessSpawner that runs each limited server (``mem_limit``, ``cpu_limit`` or ``tasks_limit`` set) in
-    its user's own cgroups, and logs each out-of-memory kill there in the hub's log."""
+    """LocalProcessSpawner that runs each limited server (``mem_limit``, ``cpu_limit``, ``tasks_limit`` or
+    ``disk_limit`` set) in its user's own cgroups, on a home of its own size where ``disk_limit`` is set, and logs
+    each out-of-memory kill there in the hub's log."""
 
     cgroups = Instance(StudentCgroups)
     tasks_limit = Integer(
