@@ -38,10 +38,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the classroom package, beside this file
 
-from autograder.pipeline.handins import MAX_BYTES  # noqa: E402
 from classroom.hub_auth import is_instructor  # noqa: E402
 from classroom.layout import DEFAULT_PREFIX, INSTRUCTORS, HubLayout  # noqa: E402
-from classroom.limits import announce, configure_limits, confine_service, ngshare_max_body  # noqa: E402
+from classroom.limits import announce, configure_limits, confine_service  # noqa: E402
 from classroom.provision import NGSHARE_USER  # noqa: E402
 from classroom.student_view import VIEW_FOLDER, VIEW_VARIABLE  # noqa: E402
 
@@ -159,8 +158,7 @@ c.JupyterHub.services = [*services, {
 
 if layout.exchange_kind() == "ngshare":
     ngshare = f"http://127.0.0.1:{port + 3}"
-    # Its memory in a cgroup of its own (make hub's NGSHARE_MEM_LIMIT), which its launcher joins; each upload's body
-    # at most what the hand-in limit allows (autograder/pipeline/handins.py), refused past it before it is read.
+    # Its memory in a cgroup of its own (make hub's NGSHARE_MEM_LIMIT), which its launcher joins.
     confined, line = confine_service(NGSHARE_USER)
     announce(line)
     services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []  # the extra config's
@@ -169,7 +167,7 @@ if layout.exchange_kind() == "ngshare":
         "url": ngshare,
         "user": NGSHARE_USER,
         "cwd": str(layout.ngshare_state),
-        "environment": {**confined, "TFCOURSE_NGSHARE_MAX_BODY": str(ngshare_max_body(MAX_BYTES))},
+        "environment": confined,
         # ngshare itself listens on every interface: its launcher binds it to this url's host, the loopback.
         "command": [
             str(layout.ngshare_env / "bin" / "python"), str(layout.runtime / "classroom" / "ngshare_service.py"),

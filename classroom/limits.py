@@ -25,9 +25,8 @@ DEFAULT_CPU_LIMIT = "1"
 # Processes and threads together, what a fork bomb multiplies. Measured (docs/running-a-class.md): a server 3, a kernel
 # that ran PyTorch 15 on 2 cores, one more a further core: four kernels on 64 cores hold about 320.
 DEFAULT_TASKS_LIMIT = "512"
-# The ngshare service: tornado holds each upload's body in memory (at most the hand-in limit, encoded:
-# classroom/ngshare_service.py) and decodes it; past this the kernel stops ngshare, never the machine, and the hub
-# starts it again.
+# The ngshare service: tornado holds each upload's body in memory (up to 100 MiB each, many at once) and ngshare
+# decodes it; past this the kernel stops ngshare, never the machine, and the hub starts it again.
 DEFAULT_NGSHARE_MEM_LIMIT = "1G"
 # Each student's home a filesystem of this size (classroom/home_disks.py); off unless make hub's DISK_LIMIT sets it:
 # per-user quotas, where the machine has them, bound /tmp and the exchange too (docs/running-a-class.md, Disk).
@@ -83,13 +82,6 @@ def confine_service(user: str, environ: dict[str, str] = os.environ) -> tuple[di
     cgroups.let_join(user)
     procs = " ".join(str(folder / "cgroup.procs") for folder in cgroups.of(user))
     return {SERVICE_CGROUPS: procs}, f"{user}'s memory limit: {memory} (cgroup {cgroups.of(user)[0]})"
-
-
-def ngshare_max_body(handin_bytes: int) -> int:
-    """The largest request body a hand-in of ``handin_bytes`` sends ngshare: ngshare-exchange sends its files
-    base64-encoded (4 characters for 3 bytes) in a form field, whose encoding makes each ``+`` and ``/`` of base64
-    3 characters (``%2B``): at worst (a file of 0xFF bytes) 4 bytes a byte; 1 MiB more for the names and the JSON."""
-    return 4 * handin_bytes + 2**20
 
 
 def announce(line: str) -> None:

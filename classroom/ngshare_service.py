@@ -9,9 +9,8 @@ It runs in ngshare's own environment (classroom/provision.py), from the hub's ru
 and imports nothing of the course.
 
 Before ngshare starts, the launcher moves itself into the cgroups the hub made for it
-(``TFCOURSE_SERVICE_CGROUPS``: their memory limit, classroom/limits.py), and its server refuses a
-request whose body is larger than ``TFCOURSE_NGSHARE_MAX_BODY`` bytes (an honest hand-in's largest)
-from its headers, before reading it: tornado holds a body in memory whole.
+(``TFCOURSE_SERVICE_CGROUPS``: their memory limit, classroom/limits.py): tornado holds each request's
+body whole in memory (up to its default ``max_body_size``, 100 MiB), and many at once.
 """
 
 import os
@@ -23,13 +22,7 @@ from tornado.httpserver import HTTPServer
 
 
 class ServiceAddressServer(HTTPServer):
-    """tornado's HTTP server, listening on the service's own host whatever address it is asked for, and refusing
-    bodies past the hub's limit."""
-
-    def initialize(self, *args: object, **kwargs: object) -> None:
-        if "TFCOURSE_NGSHARE_MAX_BODY" in os.environ:
-            kwargs["max_body_size"] = int(os.environ["TFCOURSE_NGSHARE_MAX_BODY"])
-        super().initialize(*args, **kwargs)
+    """tornado's HTTP server, listening on the service's own host whatever address it is asked for."""
 
     def listen(self, port: int, address: str | None = None, **kwargs: object) -> None:
         super().listen(port, urlparse(os.environ["JUPYTERHUB_SERVICE_URL"]).hostname, **kwargs)
