@@ -148,11 +148,11 @@ HUB_SYSTEM_PACKAGES = command -v npm >/dev/null 2>&1 && /usr/bin/python3 -c 'imp
 	if command -v apt-get >/dev/null 2>&1; then apt-get update -qq && apt-get install -y -qq nodejs npm python3-venv; \
 	else echo "install Node.js (npm) and Python 3.11's venv module with your package manager"; exit 1; fi; }
 
-hub:  ## a JupyterHub for a class on this machine (root): lays out HUB_PREFIX, then runs the hub (EXCHANGE=ngshare: the ngshare service; MEM_LIMIT=2G CPU_LIMIT=1 a student, CULL_IDLE=3600 KERNEL_CULL_IDLE=1800 DUE_DATES_EVERY=30 s)
+hub:  ## a JupyterHub for a class on this machine (root): lays out HUB_PREFIX, then runs the hub (EXCHANGE=ngshare: the ngshare service; MEM_LIMIT=2G CPU_LIMIT=1 TASKS_LIMIT=512 DISK_LIMIT=0 a student, NGSHARE_MEM_LIMIT=1G, CULL_IDLE=3600 KERNEL_CULL_IDLE=1800 DUE_DATES_EVERY=30 s)
 	@test "$$(id -u)" = 0 || { echo "make hub needs root: it makes system users and runs each server as its user"; exit 1; }
 	@$(HUB_SYSTEM_PACKAGES)
 	$(PYTHON) -m classroom.provision --prefix $(HUB_PREFIX) --exchange $(EXCHANGE) $(if $(HUB_INSTRUCTOR),--instructor $(HUB_INSTRUCTOR))
-	TFCOURSE_HUB_PREFIX=$(HUB_PREFIX) $(foreach v,MEM_LIMIT CPU_LIMIT CULL_IDLE KERNEL_CULL_IDLE DUE_DATES_EVERY,$(if $($(v)),TFCOURSE_HUB_$(v)=$($(v)))) \
+	TFCOURSE_HUB_PREFIX=$(HUB_PREFIX) $(foreach v,MEM_LIMIT CPU_LIMIT TASKS_LIMIT NGSHARE_MEM_LIMIT DISK_LIMIT CULL_IDLE KERNEL_CULL_IDLE DUE_DATES_EVERY,$(if $($(v)),TFCOURSE_HUB_$(v)=$($(v)))) \
 		$(HUB_PREFIX)/env/bin/jupyterhub -f classroom/jupyterhub_config.py
 
 hub-students:  ## system users for the students of ROSTER=roster.csv (a 'student' column); PASSWORDS=1 for PAM logins

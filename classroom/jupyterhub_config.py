@@ -11,11 +11,13 @@ Every value comes from the layout that ``python -m classroom.provision`` made (i
 - ``TFCOURSE_HUB_STATE``: the folder of the hub's database, cookie secret and LTI settings
   (default ``state/`` under the prefix);
 - ``TFCOURSE_HUB_EXTRA_CONFIG``: a further config file loaded last (the tests add an API token).
-- ``TFCOURSE_HUB_MEM_LIMIT`` (2G) and ``TFCOURSE_HUB_CPU_LIMIT`` (1): each student's memory and cores
-  (classroom/limits.py; 0: none);
+- ``TFCOURSE_HUB_MEM_LIMIT`` (2G), ``TFCOURSE_HUB_CPU_LIMIT`` (1) and ``TFCOURSE_HUB_TASKS_LIMIT`` (512): each
+  student's memory, cores, and processes and threads (classroom/limits.py; 0: none); with ngshare,
+  ``TFCOURSE_HUB_NGSHARE_MEM_LIMIT`` (1G), the service's memory; ``TFCOURSE_HUB_DISK_LIMIT`` (0: off), the size of each
+  student's home, a filesystem of its own;
 - ``TFCOURSE_HUB_CULL_IDLE`` (3600) and ``TFCOURSE_HUB_KERNEL_CULL_IDLE`` (1800): the seconds after which an
-  idle server is stopped, an idle kernel shut down (0: never). ``make hub`` sets these four from its
-  ``MEM_LIMIT``, ``CPU_LIMIT``, ``CULL_IDLE`` and ``KERNEL_CULL_IDLE``.
+  idle server is stopped, an idle kernel shut down (0: never). ``make hub`` sets these from its ``MEM_LIMIT``,
+  ``CPU_LIMIT``, ``TASKS_LIMIT``, ``NGSHARE_MEM_LIMIT``, ``DISK_LIMIT``, ``CULL_IDLE`` and ``KERNEL_CULL_IDLE``.
 - ``TFCOURSE_HUB_DUE_DATES_EVERY`` (30): the seconds between two looks at the due dates, extensions and
   roster languages by the ``student-view`` service, and at what it published by each student's server.
 
@@ -40,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the classroom pa
 
 from classroom.hub_auth import is_instructor  # noqa: E402
 from classroom.layout import DEFAULT_PREFIX, INSTRUCTORS, HubLayout  # noqa: E402
-from classroom.limits import announce, configure_limits  # noqa: E402
+from classroom.limits import announce, configure_limits, confine_service  # noqa: E402
 from classroom.provision import NGSHARE_USER  # noqa: E402
 from classroom.student_view import VIEW_FOLDER, VIEW_VARIABLE  # noqa: E402
 
@@ -98,8 +100,9 @@ c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 120  # a 2-core machine starting several servers at once
 c.Spawner.http_timeout = 120
 c.Spawner.environment = {"PATH": f"{layout.env / 'bin'}:/usr/local/bin:/usr/bin:/bin"}
-# Each student's memory and CPU (make hub's MEM_LIMIT, CPU_LIMIT): a cgroup per student, or one line saying why not.
-announce(configure_limits(c))
+# Each student's memory, CPU and processes (make hub's MEM_LIMIT, CPU_LIMIT, TASKS_LIMIT): a cgroup per student, or one
+# line saying why not; their home's size (DISK_LIMIT).
+announce(configure_limits(c, home_images=layout.home_images))
 # A kernel idle for KERNEL_CULL_IDLE seconds (default 30 min: a class's break) is shut down by its server, unless a
 # notebook tab is still connected to it (cull_connected) or it is running a cell (cull_busy): the notebooks a
 # student closed without shutting down give their memory back, and no open notebook loses its variables.
@@ -125,7 +128,7 @@ def role_settings(spawner) -> None:
     spawner.environment = environment
     spawner.notebook_dir = str(layout.course) if instructor else "~"
     if instructor:  # grading runs the whole class's notebooks: no student limit
-        spawner.mem_limit = spawner.cpu_limit = None
+        spawner.mem_limit = spawner.cpu_limit = spawner.tasks_limit = spawner.disk_limit = None
 
 
 c.Spawner.pre_spawn_hook = role_settings
@@ -168,12 +171,16 @@ c.JupyterHub.services = [*services, {
 
 if layout.exchange_kind() == "ngshare":
     ngshare = f"http://127.0.0.1:{port + 3}"
+    # Its memory in a cgroup of its own (make hub's NGSHARE_MEM_LIMIT), which its launcher joins.
+    confined, line = confine_service(NGSHARE_USER)
+    announce(line)
     services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []  # the extra config's
     c.JupyterHub.services = [*services, {
         "name": "ngshare",
         "url": ngshare,
         "user": NGSHARE_USER,
         "cwd": str(layout.ngshare_state),
+        "environment": confined,
         # ngshare itself listens on every interface: its launcher binds it to this url's host, the loopback.
         "command": [
             *WITH_THE_HUB, str(layout.ngshare_env / "bin" / "python"),

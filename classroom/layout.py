@@ -10,6 +10,7 @@
 | ``exchange/`` | root, 1777 | nbgrader's exchange: everyone writes (nbgrader checks it), sticky |
 | ``exchange/<course>/`` | root:instructors, 2775 | made before any release; inbound 3773, feedback 2771 |
 | ``state/`` | root, 700 | the hub's database, cookie secret, initial passwords, the accounts the course made |
+| ``homes/`` | root, 700 | with ``DISK_LIMIT``: each student's home as an ext4 image (classroom/home_disks.py) |
 | ``ngshare-env/`` | root, 755 | with ``--exchange ngshare``: the ngshare service's environment |
 | ``ngshare/`` | tfcourse-ngshare, 700 | with ``--exchange ngshare``: the service's database and files |
 """
@@ -61,6 +62,10 @@ class HubLayout:
     @property
     def state(self) -> Path:
         return self.prefix / "state"
+
+    @property
+    def home_images(self) -> Path:
+        return self.prefix / "homes"
 
     @property
     def exchange_choice(self) -> Path:

@@ -7,6 +7,10 @@ own ``main`` with tornado's server bound to the host of ``JUPYTERHUB_SERVICE_URL
 the hub gives the service (127.0.0.1 on the classroom hub: classroom/jupyterhub_config.py).
 It runs in ngshare's own environment (classroom/provision.py), from the hub's runtime folder,
 and imports nothing of the course.
+
+Before ngshare starts, the launcher moves itself into the cgroups the hub made for it
+(``TFCOURSE_SERVICE_CGROUPS``: their memory limit, classroom/limits.py): tornado holds each request's
+body whole in memory (up to its default ``max_body_size``, 100 MiB), and many at once.
 """
 
 import os
@@ -24,6 +28,14 @@ class ServiceAddressServer(HTTPServer):
         super().listen(port, urlparse(os.environ["JUPYTERHUB_SERVICE_URL"]).hostname, **kwargs)
 
 
+def join_own_cgroups() -> None:
+    """Into the cgroups the hub made for this service, whose limits it cannot change (none where limits are off)."""
+    for procs in os.environ.get("TFCOURSE_SERVICE_CGROUPS", "").split():
+        with open(procs, "w") as control:
+            control.write(str(os.getpid()))
+
+
 if __name__ == "__main__":
+    join_own_cgroups()
     ngshare.HTTPServer = ServiceAddressServer  # ngshare.main makes its server from this name
     ngshare.main(sys.argv[1:])

@@ -2,18 +2,31 @@
 
 import asyncio
 import os
+from pathlib import Path
 
 from jupyterhub.spawner import LocalProcessSpawner
-from traitlets import Instance, default
+from jupyterhub.traitlets import ByteSpecification
+from traitlets import Instance, Integer, Unicode, default
 
 from classroom.cgroups import StudentCgroups, oom_kills
+from classroom.home_disks import HomeDisks
 
 
 class LimitedSpawner(LocalProcessSpawner):
-    """LocalProcessSpawner that runs each limited server (``mem_limit`` or ``cpu_limit`` set) in its
-    user's own cgroups, and logs each out-of-memory kill there in the hub's log."""
+    """LocalProcessSpawner that runs each limited server (``mem_limit``, ``cpu_limit``, ``tasks_limit`` or
+    ``disk_limit`` set) in its user's own cgroups, on a home of its own size where ``disk_limit`` is set, and logs
+    each out-of-memory kill there in the hub's log."""
 
     cgroups = Instance(StudentCgroups)
+    tasks_limit = Integer(
+        None, allow_none=True, config=True, help="Processes and threads a user's server may run at once, all its "
+        "kernels' included (systemd's TasksMax); past it the user's next fork fails. None: no limit."
+    )  # fmt: skip
+    disk_limit = ByteSpecification(
+        None, allow_none=True, config=True, help="The size of a user's home, a filesystem of its own "
+        "(classroom/home_disks.py): past it their writes there fail (No space left on device). None: no limit."
+    )  # fmt: skip
+    home_images = Unicode("", config=True, help="The folder of the users' home images (with disk_limit).")
 
     @default("cgroups")
     def _default_cgroups(self) -> StudentCgroups:
@@ -27,19 +40,23 @@ class LimitedSpawner(LocalProcessSpawner):
 
     @property
     def limited(self) -> bool:
-        return bool(self.mem_limit or self.cpu_limit)
+        return bool(self.mem_limit or self.cpu_limit or self.tasks_limit or self.disk_limit)
 
     async def start(self) -> tuple[str, int]:
         if self.limited:
-            self.cgroups.prepare(self.user.name, self.mem_limit, self.cpu_limit)
+            self.cgroups.prepare(self.user.name, self.mem_limit, self.cpu_limit, self.tasks_limit)
             self.oom_kills_logged = oom_kills(self.cgroups.of(self.user.name)[0])
+            if self.disk_limit:
+                await asyncio.to_thread(HomeDisks(Path(self.home_images)).ensure, self.user.name, self.disk_limit)
             self.log.info("%s's server runs with %s", self.user.name, self.limits_text())
         return await super().start()
 
     def limits_text(self) -> str:
         memory = f"{self.mem_limit / 2**30:.1f} GiB of memory" if self.mem_limit else "no memory limit"
         cpu = f"{self.cpu_limit:g} CPU" if self.cpu_limit else "no CPU limit"
-        return f"{memory}, {cpu}"
+        tasks = f"{self.tasks_limit} processes and threads" if self.tasks_limit else "no process limit"
+        disk = f"a home of {self.disk_limit / 2**30:.1f} GiB" if self.disk_limit else "no disk limit"
+        return f"{memory}, {cpu}, {tasks}, {disk}"
 
     def make_preexec_fn(self, name: str):
         """Join the user's cgroups in the new process, as root, before it becomes the user and runs the server."""

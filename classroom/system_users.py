@@ -35,16 +35,18 @@ def exists(name: str) -> bool:
 
 
 def ensure_user(name: str, group: str) -> bool:
-    """Create ``name`` (with a home of its own) in ``group`` unless it exists; its home is made private (700).
-    Whether it was made now (:mod:`classroom.accounts` records those).
+    """Create ``name`` (with a home and a primary group of its own) in ``group`` unless it exists; its home is made
+    private (700). Whether it was made now (:mod:`classroom.accounts` records those).
 
-    Debian's useradd makes homes with the umask (755): everyone could read everyone's work.
+    Debian's useradd makes homes with the umask (755): everyone could read everyone's work. The user's own group
+    alone may read their cgroups' statistics (classroom/cgroups.py).
     """
     check_name(name)
     ensure_group(group)
     made = not exists(name)
     if made:
-        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", "--groups", group, name], check=True)
+        subprocess.run(["useradd", "--create-home", "--user-group", "--shell", "/bin/bash", "--groups", group, name],
+                       check=True)  # fmt: skip
     elif group not in groups_of(name):
         subprocess.run(["usermod", "--append", "--groups", group, name], check=True)
     Path(pwd.getpwnam(name).pw_dir).chmod(0o700)

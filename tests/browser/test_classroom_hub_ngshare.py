@@ -18,6 +18,9 @@ only, and Mal's token is in no line of the hub's output (ngshare's included).
 Root only (system users, a hub running servers as them): elsewhere it skips and says why.
 """
 
+import collections
+import concurrent.futures
+import http.client
 import ipaddress
 import json
 import os
@@ -43,7 +46,10 @@ from autograder.course.deadlines import submitted_at
 from autograder.course.notebooks import reference_answers
 from autograder.course.settings import source_notebook
 from autograder.pipeline.exchange_collect import SafeExchangeCollect
+from classroom.cgroups import oom_kills, own_cgroup
 from classroom.layout import COURSE_ID, INSTRUCTORS, STUDENTS
+from classroom.limits import DEFAULT_NGSHARE_MEM_LIMIT, SERVICES
+from classroom.provision import NGSHARE_USER
 from classroom.roster import save_languages
 from classroom.student_submit import MESSAGE_NOT_CONFIRMED
 from classroom.student_view import VIEW_FOLDER, VIEW_VARIABLE
@@ -569,3 +575,79 @@ def test_100_hand_ins_through_ngshare_within_a_minute_each_collected_byte_for_by
     run.seconds[f"100 hand-ins through ngshare: {figures}"] = round(time.monotonic() - started, 1)
     (run.artifacts / "timings.json").write_text(json.dumps(run.seconds, indent=1))
     assert last <= DEADLINE_WINDOW, f"the last hand-in ended {last:.1f} s after the first began: {figures}"
+
+
+FLOOD = 20  # uploads at once, as issue 50's: 20 x 60 MB took ngshare to 2,092 MiB
+FLOOD_BYTES = 60 * 10**6
+
+
+def upload_junk(run: ClassRun, token: str, size: int) -> str:
+    """A submission of ``size`` bytes of junk posted to ngshare's API with a student's token, sent 1 MiB at a time
+    (the test holds one MiB, ngshare the whole body); how it ended."""
+    connection = http.client.HTTPConnection("127.0.0.1", run.hub.port + 3, timeout=300)
+    chunk, prefix = b"A" * 2**20, b"files="
+    try:
+        connection.putrequest("POST", f"/services/ngshare/submission/{COURSE_ID}/{ASSIGNMENT}")
+        for name, value in (("Authorization", f"token {token}"), ("Content-Length", str(len(prefix) + size)),
+                            ("Content-Type", "application/x-www-form-urlencoded")):  # fmt: skip
+            connection.putheader(name, value)
+        connection.endheaders(prefix)
+        for start in range(0, size, len(chunk)):
+            connection.send(chunk[: size - start])
+        return f"HTTP {connection.getresponse().status}"
+    except OSError as error:
+        return type(error).__name__
+    finally:
+        connection.close()
+
+
+def test_a_flood_of_large_uploads_stays_within_ngshare_s_memory_limit_and_hand_ins_work_after(
+    ngshare_run: ClassRun,
+) -> None:
+    """Mal posts 20 uploads of 60 MB at once to ngshare (tornado holds each body whole in memory). ngshare runs in a
+    cgroup of its own with a memory limit (NGSHARE_MEM_LIMIT, 1G): the flood reaches that limit (the kernel counts a
+    refused charge, or stops ngshare, which the hub starts again) and ngshare's memory, as the kernel counts it,
+    never passes it; then a student hands in with nbgrader's submit, and it is listed. (Its resident size, sampled
+    every 0.1 s, is recorded: it also counts shared library pages charged to other processes.)"""
+    run, student = ngshare_run, "tfng-after"
+    server = ngshare_process(run)
+    assert server is not None, "no ngshare process found for this hub"
+    cgroup = Path("/sys/fs/cgroup/memory") / own_cgroup("memory", server.pid).lstrip("/")
+    assert cgroup.parent.name == SERVICES and cgroup.name == NGSHARE_USER, f"ngshare runs in {cgroup}: not its own"
+    assert DEFAULT_NGSHARE_MEM_LIMIT == "1G" and int((cgroup / "memory.limit_in_bytes").read_text()) == 2**30
+    for counter in ("memory.max_usage_in_bytes", "memory.failcnt"):
+        (cgroup / counter).write_text("0")  # from here on
+    kills_before = oom_kills(cgroup)
+    token = run.hub.request(f"hub/api/users/{MAL}/tokens", method="POST", body={"note": "flood"})["token"]
+    peak, started = 0, time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(FLOOD) as pool:
+        uploads = [pool.submit(upload_junk, run, token, FLOOD_BYTES) for _ in range(FLOOD)]
+        while not all(upload.done() for upload in uploads):
+            assert time.monotonic() - started < 600, "the uploads did not end within 10 minutes"
+            server = ngshare_process(run)
+            try:
+                peak = max(peak, server.memory_info().rss if server else 0)
+            except psutil.NoSuchProcess:
+                pass  # stopped by the kernel for memory: the hub starts it again
+            time.sleep(0.1)
+    ended = sorted(upload.result() for upload in uploads)
+    charged, refused = (int((cgroup / name).read_text()) for name in ("memory.max_usage_in_bytes", "memory.failcnt"))
+    stopped = oom_kills(cgroup) - kills_before
+    seen_by = (f"{FLOOD} uploads of {FLOOD_BYTES:,} bytes at once: ngshare's cgroup at most {charged >> 20} MiB, "
+               f"{refused} charges refused, ngshare stopped {stopped} time(s), resident at most {peak >> 20} MiB; "
+               f"the uploads ended {dict(collections.Counter(ended))}")  # fmt: skip
+    run.seconds[seen_by] = round(time.monotonic() - started, 1)
+    assert charged <= 2**30 and (refused > 0 or stopped > 0), f"the flood did not press on ngshare's limit: {seen_by}"
+    deadline = time.monotonic() + 120
+    while (server := ngshare_process(run)) is None or not listening_addresses(run.hub.port + 3):
+        assert time.monotonic() < deadline, f"ngshare was not back within 120 s:\n{run.hub.log_tail()}"
+        time.sleep(0.5)
+    try:
+        tokens = enrol(run, [student])
+        hand_out(run, student)
+        said = seen(submit_as(run, student, tokens[student]))
+        assert "Submitted as" in said and said.endswith("exit 0"), f"a hand-in after the flood failed:\n{said}"
+        assert student in listed_submissions(run), f"{student}'s hand-in after the flood is not listed"
+    finally:
+        remove_user(student)
+    (run.artifacts / "timings.json").write_text(json.dumps(run.seconds, indent=1))

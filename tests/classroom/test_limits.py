@@ -1,5 +1,6 @@
 """Per-student limits (classroom/cgroups.py, classroom/limits.py): past the memory limit, only that student loses
-a process, and is told why; the CPU quota holds a busy student to their share.
+a process, and is told why; the CPU quota holds a busy student to their share; a fork bomb stops at the
+student's process limit while the others still start theirs; no student reads another's statistics.
 
 Two throwaway system users, each in their own cgroups the way the hub's spawner puts a student's
 server there (the new process joins as root, then becomes the student: ``setpriv``): A allocates
@@ -23,7 +24,7 @@ from traitlets.config import Config
 
 from classroom.cgroups import StudentCgroups, oom_kills
 from classroom.layout import STUDENTS
-from classroom.limits import DEFAULT_MEM_LIMIT, configure_limits
+from classroom.limits import DEFAULT_MEM_LIMIT, DEFAULT_TASKS_LIMIT, configure_limits
 from classroom.system_users import ensure_user, remove_user
 
 REPO = Path(__file__).resolve().parents[2]
@@ -100,21 +101,84 @@ def test_the_cpu_quota_holds_a_busy_student_to_their_share(cgroups: StudentCgrou
     )
 
 
+TASKS = 40
+FORK_BOMB = """
+import errno, os, sys
+started, refusal = [], 'none'
+while len(started) < 10 * TASKS:  # bounded: without the limit it ends, and says it was never refused
+    try:
+        started.append(os.posix_spawn('/bin/sleep', ['sleep', '120'], {}))
+    except OSError as error:
+        refusal = errno.errorcode[error.errno]
+        break
+print(len(started), refusal, flush=True)
+sys.stdin.readline()
+for pid in started:
+    os.kill(pid, 9)
+""".replace("TASKS", str(TASKS))
+
+
+def test_a_fork_bomb_stops_at_the_student_s_limit_and_the_others_still_start_processes(
+    cgroups: StudentCgroups,
+) -> None:
+    cgroups.prepare(A, LIMIT, None, TASKS)
+    bomb = as_student(cgroups, A, FORK_BOMB, stdin=subprocess.PIPE)
+    try:
+        started, refusal = bomb.stdout.readline().split()
+        assert refusal == "EAGAIN" and int(started) < TASKS, (
+            f"A started {started} processes under a limit of {TASKS} processes and threads, then {refusal}: "
+            f"is pids.max written in {cgroups.of(A)[2]}?"
+        )
+        assert int((cgroups.of(A)[2] / "pids.current").read_text()) == TASKS, "A's bomb holds the whole limit"
+        other = as_student(cgroups, B, "import subprocess\nprint(sum(subprocess.run(['/bin/true']).returncode == 0 "
+                           "for _ in range(50)))\n")  # fmt: skip
+        output, _ = other.communicate(timeout=60)
+        assert output.strip() == "50", f"B could not start processes while A's fork bomb ran: {output!r}"
+    finally:
+        bomb.communicate("\n", timeout=60)
+        cgroups.prepare(A, LIMIT, None)
+    assert (cgroups.of(A)[2] / "pids.max").read_text().strip() == "max"
+
+
+def test_a_student_reads_their_own_cgroup_statistics_and_no_one_else_s(cgroups: StudentCgroups) -> None:
+    files = {folder / name for folder, name in zip(cgroups.of(A), ("memory.usage_in_bytes", "cpu.stat",
+                                                                   "pids.current"), strict=True)}  # fmt: skip
+    code = ("import sys\nfor name in sys.argv[1:]:\n    try:\n        open(name).read()\n        print('read', name)\n"
+            "    except PermissionError:\n        print('refused', name)\n")  # fmt: skip
+    listing = [str(cgroups.memory)]
+    for user, expected in ((A, "read"), (B, "refused")):
+        account = pwd.getpwnam(user)
+        reader = subprocess.run(
+            [SETPRIV, f"--reuid={account.pw_uid}", f"--regid={account.pw_gid}", "--init-groups", PYTHON, "-c", code,
+             *map(str, sorted(files))], capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        outcomes = {line.split(" ", 1)[0] for line in reader.stdout.splitlines()}
+        assert outcomes == {expected}, f"{user} reading {A}'s cgroup files: {reader.stdout!r}"
+        lister = subprocess.run([SETPRIV, f"--reuid={account.pw_uid}", f"--regid={account.pw_gid}", "--init-groups",
+                                 "/bin/ls", *listing], capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert lister.returncode != 0 and "Permission denied" in lister.stderr, (
+            f"{user} listed the students who have a cgroup: {lister.stdout!r}"
+        )
+
+
 def test_the_hub_s_settings_follow_make_hub_s_variables(cgroups: StudentCgroups) -> None:
     c = Config()
     line = configure_limits(c, {})
     assert c.JupyterHub.spawner_class == "classroom.spawner.LimitedSpawner"
     assert c.Spawner.mem_limit == DEFAULT_MEM_LIMIT and c.Spawner.cpu_limit == 1.0, line
+    assert c.LimitedSpawner.tasks_limit == int(DEFAULT_TASKS_LIMIT), line
     c = Config()
-    configure_limits(c, {"TFCOURSE_HUB_MEM_LIMIT": "3G", "TFCOURSE_HUB_CPU_LIMIT": "0"})
-    assert c.Spawner.mem_limit == "3G" and c.Spawner.cpu_limit is None
+    off = {"TFCOURSE_HUB_MEM_LIMIT": "0", "TFCOURSE_HUB_CPU_LIMIT": "0", "TFCOURSE_HUB_TASKS_LIMIT": "0"}
+    configure_limits(c, {**off, "TFCOURSE_HUB_MEM_LIMIT": "3G"})
+    assert c.Spawner.mem_limit == "3G" and c.Spawner.cpu_limit is None and c.LimitedSpawner.tasks_limit is None
     c = Config()
-    line = configure_limits(c, {"TFCOURSE_HUB_MEM_LIMIT": "0", "TFCOURSE_HUB_CPU_LIMIT": "0"})
+    line = configure_limits(c, off)
     assert line.startswith("per-student limits are off") and "spawner_class" not in c.JupyterHub
 
 
 def test_without_a_writable_memory_controller_the_reason_is_said() -> None:
-    nowhere = StudentCgroups(Path("/sys/fs/cgroup/no-such-controller/tfcourse-students"), Path("/nonexistent/x"))
+    nowhere = StudentCgroups(Path("/sys/fs/cgroup/no-such-controller/tfcourse-students"), Path("/nonexistent/x"),
+                             Path("/nonexistent/y"))  # fmt: skip
     why_not = nowhere.unavailable()
     assert why_not and "/sys/fs/cgroup/no-such-controller/memory.limit_in_bytes" in why_not and "SystemdSpawner" in (
         why_not
