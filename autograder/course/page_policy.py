@@ -16,7 +16,10 @@ hidden tests, change grades, start kernels). Each response gets a Content-Securi
   send the browser elsewhere (a meta refresh, which the sandbox allows). The instructor reads such a file's source
   in the browser, or opens it in JupyterLab, whose HTML viewer shows it sandboxed.
 
-JupyterLab's pages keep Jupyter's policy: Lab sanitises an untrusted notebook itself. The course's static files
+These responses are never stored by the browser (``Cache-Control: no-store``, no ETag): a page revalidated with a
+304 would take that reply's policy, computed without the page (tests/browser/test_classroom_hub.py opens
+formgrader's list a third time). JupyterLab's pages keep Jupyter's policy: Lab sanitises an untrusted notebook
+itself. The course's static files
 (the grading page's script and MathJax settings) are served under ``tfcourse/static/``.
 """
 
@@ -89,6 +92,9 @@ def policy_transform(base_url: str) -> type[web.OutputTransform]:
             if directives is not None:
                 jupyters = headers.get(POLICY, "")
                 headers[POLICY] = "; ".join(filter(None, [jupyters, *directives]))
+                # Never revalidated: a 304 carries no body to hash, and its policy would replace the cached page's.
+                headers.pop("Etag", None)
+                headers["Cache-Control"] = "no-store"
             if directives is SANDBOXED and headers.get("Content-Type", "").startswith(MARKUP):
                 headers["Content-Type"] = "text/plain; charset=utf-8"
                 headers["X-Content-Type-Options"] = "nosniff"
