@@ -54,7 +54,7 @@ def lost(outcomes: dict, cell: str) -> dict[str, str]:
     return {name: o.error or o.stderr for name, o in outcomes.items() if name.startswith(cell) and not o.passed}
 
 
-@pytest.mark.slow  # 148 answers graded twice, notebooks' own runs included: 423 s alone on a shared machine
+@pytest.mark.slow  # 37 answers (each with every kind) graded twice, notebooks' own runs included
 @pytest.mark.parametrize(("notebook", "honest"), CASES, ids=[f"{a}:{v.id}" for a, v in CASES])
 def test_an_honest_answer_keeps_every_point_in_the_clean_rerun(notebook: str, honest: Variant) -> None:
     answer = honest.apply("")
