@@ -121,10 +121,11 @@ PER_NOTEBOOK = {"tests/test_variants.py", "tests/test_rules.py", "tests/test_ref
 ALTERNATIVE = re.compile(r"^tests/test_variants\.py::test_alternative_")
 # One graded class per notebook.
 CLASS_PER_NOTEBOOK = {"tests/grader/test_every_notebook.py"}
-# One costly fixture for the whole module: a graded class, the built book, a JupyterLab server, the student kit.
+# One costly fixture for the whole module: a graded class, the built book, a JupyterLab server, the student kit;
+# or the same accounts and cgroups, which two workers at once would set and clear under each other (test_limits).
 SHARED_BY_MODULE = {"tests/grader/test_grader_hostile.py", "tests/grader/test_kernel_reach.py",
                     "tests/test_book.py", "tests/browser/test_classroom_hub.py",
-                    "tests/test_student_kit.py"}  # fmt: skip
+                    "tests/test_student_kit.py", "tests/classroom/test_limits.py"}  # fmt: skip
 # Modules whose notebooks need only a per-worker fixture (a JupyterLab server): cut in two units, the
 # second from this notebook on, so that each half runs on a worker (and a server) of its own.
 HALVES = {"tests/browser/test_student_flow.py": "05"}
