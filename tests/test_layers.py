@@ -44,7 +44,7 @@ def test_a_package_imports_nothing_from_a_floor_above_it(package):
 
 
 # What grading's steps may take from the similarity report: export reads its closest matches, nothing runs it.
-PIPELINE_MAY_IMPORT = {("autograder.similarity.compare", "closest_matches")}
+PIPELINE_MAY_IMPORT = {("autograder.similarity.compare", name) for name in ("closest_matches", "reference_closeness")}
 
 
 def similarity_imports(path: Path) -> set[tuple[str, str]]:

@@ -18,7 +18,9 @@ until the instructor releases it, ``released``, not written yet (``none``), or n
 as nothing was handed in (``missing``). The ``files`` column names a notebook taken under a
 copy's name (``01_attention (1).ipynb``) and the notebook files ``grade`` ignored. Once
 ``similarity`` has run, ``closest match``, ``closest match score`` and ``closest match z`` name
-the student whose submission of the notebook lies furthest above the class's pairs (by z-score).
+the student whose submission of the notebook lies furthest above the class's pairs (by z-score), and
+``reference score`` and ``reference z`` how close the submission lies to the published reference answers,
+measured the same way.
 Once collect has refused a hand-in (a link, another account's files, over the limits: see
 :mod:`autograder.pipeline.exchange_collect`), a ``refused`` column lists each refusal still open
 (none superseded by a hand-in taken since) with its time and reason (the newest three, each cut at
@@ -65,7 +67,7 @@ from autograder.pipeline.feedback import feedback_state, load_releases
 from autograder.pipeline.gradebook import grade_cells
 from autograder.pipeline.refusals import REFUSED_FILE, Refusal, refusals_by_submission
 from autograder.pipeline.results import Status, SubmissionResult, load_results
-from autograder.similarity.compare import closest_matches
+from autograder.similarity.compare import closest_matches, reference_closeness
 
 CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 CANVAS_POINTS_ROW = "Points Possible"
@@ -98,6 +100,7 @@ def export_frame(course: Course) -> pd.DataFrame:
     releases, due_dates = load_releases(course), course.due_dates()
     extensions = read_extensions(course.root, course.assignments(), due_dates)
     closest = closest_matches(course)  # empty unless `similarity` has run
+    published = reference_closeness(course)  # the same
     rows = []
     for result in load_results(course):
         submitted = submitted_at(course.grading.submitted(result.student, result.assignment))
@@ -140,6 +143,9 @@ def export_frame(course: Course) -> pd.DataFrame:
             row["closest match"] = match.get("match", "")
             row["closest match score"] = match.get("score")
             row["closest match z"] = match.get("z")
+            against = published.get((result.assignment, result.student), {})
+            row["reference score"] = against.get("score")
+            row["reference z"] = against.get("z")
         rows.append(row)
     add_refusals(rows, refusals_by_submission(course.grading.path))
     frame = pd.DataFrame(rows)

@@ -6,7 +6,8 @@ when its notebook z-score reaches :data:`LISTED_Z` or it is among the :data:`TOP
 of its notebook; in a class too small to rank (:data:`.scores.MIN_STUDENTS`), a pair is listed when
 the two hand in the same answer to an exercise (after the canonical form) and nobody else does. An
 answer that is the reference solution itself (the same fingerprints) is listed apart, with how many
-students handed in the same.
+students handed in the same; and every hand-in is compared with the published reference answers as a pair is
+with another student (:func:`against_reference`): a disguised copy of the reference stands out as a copied pair does.
 The results are kept in ``grading/similarity.json`` (the export's ``closest match`` columns
 read it); the page (:mod:`.page`) shows the listed pairs side by side.
 """
@@ -67,6 +68,16 @@ class ReferenceCopy:
 
 
 @dataclass
+class ReferenceMatch:
+    """A hand-in measured against the published reference answers, as if the reference were a classmate."""
+
+    student: str
+    score: float  # Dice overlap of all its answers with the reference's
+    z: float  # the notebook z of the pair (this hand-in, the reference) against the class's own pairs
+    exercises: dict[str, float] = field(default_factory=dict)  # part -> score, where the hand-in answered
+
+
+@dataclass
 class ExerciseStats:
     pairs: int  # pairs where both answered
     median: float
@@ -103,6 +114,10 @@ class AssignmentSimilarity:
     answered: int  # students who answered something: the class the notebook's z is measured in
     same_alone: np.ndarray  # per ranked pair, its parts answered alike by the two and by no other student
     z_apart: np.ndarray  # per ranked pair, its z with its closest exercise as alike as the median pair's (one_line)
+    reference_score: np.ndarray  # per student, its answers' overlap with the reference's (against_reference)
+    reference_z: np.ndarray  # per student, the notebook z of its pair with the reference
+    reference_parts: dict[str, np.ndarray]  # per exercise, each student's overlap with the reference's answer
+    reference_answers: dict[str, str]  # the published reference, per exercise (the page shows it)
 
     def __len__(self) -> int:
         return len(self.z)
@@ -168,6 +183,26 @@ class AssignmentSimilarity:
         return self.top(
             max(int(np.count_nonzero(self.z >= LISTED_Z)), min(TOP_LISTED, int(np.count_nonzero(self.z > 0))))
         )
+
+    def reference_match(self, index: int) -> ReferenceMatch:
+        """The ``index``-th student's closeness to the reference."""
+        parts = {part: float(values[index]) for part, values in self.reference_parts.items() if values[index] > 0}
+        return ReferenceMatch(self.students[index], float(self.reference_score[index]),
+                              float(self.reference_z[index]), parts)  # fmt: skip
+
+    def reference_matches(self) -> list[ReferenceMatch]:
+        """The hand-ins closest to the published reference, listed as a pair is listed (:meth:`listed`): from
+        :data:`LISTED_Z`, and the :data:`TOP_LISTED` highest above the class's median pair; where the notebook
+        cannot tell, only those near the ceiling. None in a class too small to rank (its answers identical to the
+        reference are listed apart, :attr:`reference_copies`)."""
+        if self.too_small:
+            return []
+        order = [int(i) for i in np.argsort(-self.reference_z, kind="stable")]
+        if not self.can_tell:
+            return [self.reference_match(i) for i in order if self.reference_z[i] >= CEILING_SHARE * self.ceiling_z]
+        listed = int(np.count_nonzero(self.reference_z >= LISTED_Z))
+        count = max(listed, min(TOP_LISTED, int(np.count_nonzero(self.reference_z > 0))))
+        return [self.reference_match(i) for i in order[:count]]
 
     def sharing_failures(self, count: int = 10) -> list[Pair]:
         """The ``count`` pairs whose shared failures are rarest (:mod:`.behaviour`), those that share any."""
@@ -266,14 +301,17 @@ def compare_class(
     per_part = {p: scores.rarity_evidence(part_scores[p], answered[p], rareness[p]) for p in parts}
     evidence = sum(per_part.values())
     combined, median, mad = scores.robust_z(evidence, scores.answered_pairs(everything), scores.EVIDENCE_MAD_FLOOR)
+    yardstick = scores.MAD_SCALE * max(mad, scores.EVIDENCE_MAD_FLOOR)
     ceiling = scores.ceiling_evidence([stats[p].pairs for p in parts if p != ADDED])
-    ceiling_z, apart = ((value - median) / (scores.MAD_SCALE * max(mad, scores.EVIDENCE_MAD_FLOOR))
-                        for value in (ceiling, scores.without_closest(per_part, answered)))  # fmt: skip
+    ceiling_z, apart = ((value - median) / yardstick for value in (ceiling, scores.without_closest(per_part, answered)))
     first, second = np.triu_indices(len(students), k=1)
     # Ranked by z, then score (both highest first), then the students' order (they are sorted).
     order = np.lexsort((second, first, -notebook[first, second], -combined[first, second]))
     first, second = first[order], second[order]
-    copies = reference_copies(students, sets, reference, boilerplate, signatures)
+    references = reference_sets(reference, boilerplate, signatures)
+    copies = reference_copies(students, sets, references)
+    keys = {part: np.sort(scores.tie_keys(part_scores[part], rareness[part])[answered[part]]) for part in parts}
+    closeness, evidence_of, by_part = against_reference(sets, references, keys)
     answering = sum(bool(hashes) for hashes in everything)
     alone = np.zeros((len(students), len(students)), dtype=np.int64)
     for part in parts:
@@ -286,6 +324,7 @@ def compare_class(
         {part: answered[part][first, second] for part in parts},
         shared[first, second], evidence[first, second], stats, copies, work.unreadable, float(ceiling_z),
         answering, alone[first, second], apart[first, second],
+        closeness, (evidence_of - median) / yardstick, by_part, reference,
     )  # fmt: skip
 
 
@@ -301,19 +340,50 @@ def same_alone(column: list[frozenset[int]]) -> np.ndarray:
     return same
 
 
+def reference_sets(
+    reference: dict[str, str], boilerplate: frozenset[int], signatures: Signatures
+) -> dict[str, frozenset[int]]:
+    """The reference answers' fingerprint sets, per exercise (``signatures``: the course's, as the answers are
+    bound to)."""
+    context = Context(None, "", signatures)
+    return {
+        part: frozenset(fingerprint(code, boilerplate, context=context).positions) for part, code in reference.items()
+    }
+
+
+def against_reference(
+    sets: list[dict[str, frozenset[int]]], references: dict[str, frozenset[int]], keys: dict[str, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Each hand-in against the published reference, scored as a pair of the class is: per exercise, the
+    weighted Dice overlap with the reference's answer (the reference counted as one more holder of its
+    fingerprints) turned into rarity evidence among the class's own pairs of that exercise (``keys``: their sorted
+    :func:`.scores.tie_keys`), summed over the exercises the hand-in answered.
+
+    Returns each hand-in's notebook overlap with the reference, its summed evidence (to be made a z-score with the
+    class's pairs' median and MAD) and, per exercise, its overlap. Answers are public once the course is: a
+    reworded copy of the published answer then stands as far above the class as a copied classmate's would.
+    """
+    count = len(sets)
+    evidence, by_part = np.zeros(count), {}
+    for part, outside in references.items():
+        if not outside or part not in keys:
+            continue
+        column = [student_sets.get(part, frozenset()) for student_sets in sets]
+        score, rareness = scores.against_one(column, outside)
+        answered = np.array([bool(hashes) for hashes in column])
+        evidence += np.where(answered, scores.evidence_among(keys[part], scores.tie_keys(score, rareness), score), 0)
+        by_part[part] = np.where(answered, score, 0.0)
+    everything = [frozenset().union(*student_sets.values()) for student_sets in sets]
+    notebook, _ = scores.against_one(everything, frozenset().union(*references.values()))
+    return notebook, evidence, by_part
+
+
 def reference_copies(
-    students: list[str],
-    sets: list[dict[str, frozenset[int]]],
-    reference: dict[str, str],
-    boilerplate: frozenset[int],
-    signatures: Signatures,
+    students: list[str], sets: list[dict[str, frozenset[int]]], references: dict[str, frozenset[int]]
 ) -> list[ReferenceCopy]:
-    """The answers whose fingerprints are the reference answer's, exercise by exercise (``signatures``: the
-    course's, as the answers are bound to)."""
+    """The answers whose fingerprints are the reference answer's, exercise by exercise."""
     found = []
-    for exercise, solution in reference.items():
-        context = Context(None, "", signatures)
-        expected = frozenset(fingerprint(solution, boilerplate, context=context).positions)
+    for exercise, expected in references.items():
         same = [
             s
             for s, student_sets in zip(students, sets, strict=True)
@@ -350,6 +420,11 @@ def save(course: Course, results: list[AssignmentSimilarity], top: int = 200) ->
             "pairs": [asdict(pair) for pair in result.top(max(top, len(result.listed())))],
             "closest": {student: asdict(pair) for student, pair in result.closest().items()},
             "reference_copies": [asdict(copy) for copy in result.reference_copies],
+            "reference_matches": [asdict(match) for match in result.reference_matches()],
+            "reference": {
+                student: {"score": round(float(score), 3), "z": None if result.too_small else round(float(z), 1)}
+                for student, score, z in zip(result.students, result.reference_score, result.reference_z, strict=True)
+            },
             "ceiling_z": result.ceiling_z,
             "can_tell": result.can_tell,
             "too_small": result.too_small,
@@ -362,6 +437,16 @@ def save(course: Course, results: list[AssignmentSimilarity], top: int = 200) ->
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"listed_z": LISTED_Z, "top_listed": TOP_LISTED, "assignments": kept}, indent=1))
     return path
+
+
+def reference_closeness(course: Course) -> dict[tuple[str, str], dict]:
+    """``{(assignment, student): {"score", "z"}}``: each hand-in against the published reference, from the last run
+    (``z`` None in a class too small to rank); empty when there was none."""
+    path = results_path(course)
+    if not path.exists():
+        return {}
+    kept = json.loads(path.read_text())["assignments"]
+    return {(a, student): match for a, result in kept.items() for student, match in result.get("reference", {}).items()}
 
 
 def closest_matches(course: Course) -> dict[tuple[str, str], dict]:

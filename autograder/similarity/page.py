@@ -89,6 +89,36 @@ def pair_table(pairs: list[Pair], ranked: bool) -> str:
             f"<th>shared failures (evidence)</th><th>{last}</th></tr>{rows}</table>")  # fmt: skip
 
 
+REFERENCE = "published reference"  # the reference's name on the page, beside the students'
+
+
+def reference_section(result: AssignmentSimilarity, answers: dict[str, dict[str, str]], boilerplate: frozenset[int]
+                      ) -> list[str]:
+    """The hand-ins closest to the published reference answers, each beside it (as a listed pair is)."""
+    matches = result.reference_matches()
+    if not matches:
+        return []
+    rows = "".join(
+        f"<tr><td>{html.escape(m.student)}</td><td>{m.z:+.1f}</td><td>{m.score:.2f}</td>"
+        f"<td>{', '.join(f'{html.escape(part)} {score:.2f}' for part, score in m.exercises.items())}</td></tr>"
+        for m in matches
+    )
+    parts = ["<h3>Closest to the published reference answers</h3>",
+             "<p>Once the course is public, so are its reference answers. Each hand-in is compared with them as with "
+             "one more classmate, disguises undone the same way, and ranked by the same notebook z (against the "
+             "class's own pairs). A high z here means the answers lie as close to the published ones as a copy lies "
+             "to its source; answers to short exercises often match the reference honestly.</p>",
+             f"<table class='reference'><tr><th>student</th><th>notebook z</th><th>notebook score</th>"
+             f"<th>exercises: score</th></tr>{rows}</table>"]  # fmt: skip
+    beside = {**answers, REFERENCE: result.reference_answers}
+    for match in matches[:SIDE_BY_SIDE]:
+        pair = Pair(match.student, REFERENCE, match.score, match.z,
+                    {part: (score, 0.0) for part, score in match.exercises.items()})  # fmt: skip
+        parts += [f"<h4>{html.escape(match.student)} and the {REFERENCE}: z {match.z:+.1f}</h4>",
+                  side_by_side(pair, beside, boilerplate, ranked=False)]  # fmt: skip
+    return parts
+
+
 def assignment_section(result: AssignmentSimilarity, work: ClassWork, boilerplate: frozenset[int]) -> list[str]:
     answers = {submission.student: submission.answers for submission in work.submissions}
     listed = result.listed()
@@ -135,6 +165,7 @@ def assignment_section(result: AssignmentSimilarity, work: ClassWork, boilerplat
     )
     if copies:
         parts += ["<h3>Answers identical to the reference solution</h3>", f"<ul>{copies}</ul>"]
+    parts += reference_section(result, answers, boilerplate)
     if result.unreadable:
         items = "".join(f"<li>{html.escape(s)}: {html.escape(why)}</li>" for s, why in result.unreadable.items())
         parts += ["<h3>Not compared (unreadable)</h3>", f"<ul>{items}</ul>"]

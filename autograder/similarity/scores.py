@@ -145,17 +145,41 @@ def rarity_evidence(scores: np.ndarray, pairs: np.ndarray, rareness: np.ndarray 
     ranked by ``rareness`` (:func:`overlaps`): identical answers nobody else wrote are rarer than
     the one-liner half the class typed.
     """
-    # Equal scores are ranked by ``rareness`` (below the scores' rounding, so it only breaks ties).
-    keys = scores if rareness is None else scores + rareness * TIE_SCALE
-    values = np.sort(keys[pairs])
+    keys = tie_keys(scores, rareness)
+    return np.where(pairs | pairs.T, evidence_among(np.sort(keys[pairs]), keys, scores), 0.0)
+
+
+def tie_keys(scores: np.ndarray, rareness: np.ndarray | None) -> np.ndarray:
+    """The scores, equal ones ranked by ``rareness`` (below the scores' rounding, so it only breaks ties)."""
+    return scores if rareness is None else scores + rareness * TIE_SCALE
+
+
+def evidence_among(values: np.ndarray, keys: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """:func:`rarity_evidence` of ``keys`` (:func:`tie_keys` of ``scores``) measured among the sorted pair keys
+    ``values``: the class's own pairs, or (for a hand-in against the published reference) the pairs it is
+    compared with."""
     if values.size == 0:
         return np.zeros_like(scores)
     at_least = values.size - np.searchsorted(values, keys, side="left")
     share = np.clip((at_least - 0.5) / values.size, 0.5 / values.size, 1 - 0.5 / values.size)
     unique, where = np.unique(share, return_inverse=True)
     evidence = np.array([-NORMAL.inv_cdf(p) for p in unique.tolist()])[where].reshape(scores.shape)
-    evidence -= MISMATCH * (1 - scores)
-    return np.where(pairs | pairs.T, evidence, 0.0)
+    return evidence - MISMATCH * (1 - scores)
+
+
+def against_one(sets: Sequence[frozenset[int]], outside: frozenset[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Each answer's weighted Dice overlap with one answer from outside the class (the published reference), and
+    the mean weight of what the two share: :func:`overlaps`' row for ``outside`` had it been handed in too."""
+    weights = rarity([*sets, outside])
+    outside_size = sum(weights[value] for value in outside)
+    score, rareness = np.zeros(len(sets)), np.zeros(len(sets))
+    for index, hashes in enumerate(sets):
+        shared = hashes & outside
+        total = sum(weights[value] for value in hashes) + outside_size
+        common = sum(weights[value] for value in shared)
+        score[index] = round(2 * common / total, 9) if total > 0 else 0.0
+        rareness[index] = round(common / len(shared), 6) if shared else 0.0
+    return score, rareness
 
 
 def ceiling_evidence(answered_pairs: Sequence[int]) -> float:

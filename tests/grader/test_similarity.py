@@ -16,13 +16,20 @@ from autograder.course.settings import release_notebook, source_notebook
 from autograder.similarity import behaviour, scores
 from autograder.similarity.answers import ClassWork, Submission, read_class, release_code
 from autograder.similarity.canonical import helpers_of, parse
-from autograder.similarity.compare import LISTED_Z, closest_matches, compare_assignment, compare_class
+from autograder.similarity.compare import (
+    LISTED_Z,
+    closest_matches,
+    compare_assignment,
+    compare_class,
+    reference_closeness,
+)
 from autograder.similarity.fingerprints import MAGIC, Context, fingerprint, normalise, structure
 from autograder.similarity.page import assignment_section
 from tests.support.course import ThrowawayCourse
 from tests.support.notebooks import read
 from tests.support.similarity_class import DESIGNS, answer_pool, build_class, build_disguised_class, hand_in
 from tests.support.similarity_disguises import FAMILIES, TRIPLES, course_parameters, disguised
+from tests.support.similarity_margins import reference_margin
 
 ANSWER = """def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
     d_k = query.size(-1)
@@ -780,3 +787,54 @@ def test_the_export_shows_no_z_score_for_a_class_too_small_to_rank(throwaway_cou
     closest = closest_matches(course)
     assert closest[("small", "alice")] == {"match": "bob", "score": 0.98, "z": None}
     assert closest[("big", "alice")]["z"] == 7.2
+
+
+def test_a_reworded_copy_of_the_published_reference_tops_the_reference_ranking_and_the_export() -> None:
+    """The reference as one more classmate: a copy with its names, comments and layout changed stands out against it,
+    as a copied pair does, and the page puts the two side by side (the student's code escaped)."""
+    rng = np.random.default_rng(0)
+    reference = {"f": "def f(x):\n    total = 0\n    for item in x:\n        total += item * item\n    return total\n",
+                 "g": "def g(x):\n    return sorted(set(x), key=lambda v: (-v, v % 7))[:3]\n",
+                 "h": "def h(x):\n    return {k: x.count(k) for k in x if k % 2}\n"}  # fmt: skip
+    bodies = ["return x", "return x + 1", "return len(x)", "return max(x)", "return min(x) - 2", "return x * 3",
+              "return sum(x)", "return list(reversed(x))", "return x[::2]", "return abs(x)", "return x ** 2",
+              "return str(x)"]  # fmt: skip
+    answers = {f"s{i:02d}": {name: f"def {name}(x):\n    {bodies[(i + 5 * k) % len(bodies)]}\n"
+                             for k, name in enumerate("fgh")} for i in range(12)}  # fmt: skip
+    answers["copier"] = {"f": "def f(x):\n    # <script>alert(1)</script>\n    acc = 0\n    for e in x:\n"
+                              "        acc += e * e\n    return acc\n",
+                         "g": "def g(x):\n    return sorted(set(x), key=lambda w: (-w, w % 7))[:3]\n",
+                         "h": "def h(x):\n    # counted\n    return {q: x.count(q) for q in x if q % 2}\n"}  # fmt: skip
+    work = exercise_class(dict(sorted(answers.items(), key=lambda _: rng.random())))
+    result = compare_class(work, reference)
+    matches = result.reference_matches()
+    assert matches[0].student == "copier" and matches[0].z >= LISTED_Z, matches[:3]
+    assert matches[0].score == pytest.approx(1.0) and set(matches[0].exercises) == {"f", "g", "h"}
+    others = [z for student, z in zip(result.students, result.reference_z, strict=True) if student != "copier"]
+    assert matches[0].z - max(others) >= LISTED_Z  # a toy class (independent answers share ~nothing): far apart
+    section = "\n".join(assignment_section(result, work, frozenset()))
+    assert "Closest to the published reference answers" in section and "copier and the published reference" in section
+    assert "<script>" not in section and "&lt;script&gt;" in section
+
+
+def test_the_export_reads_each_hand_in_s_closeness_to_the_reference(throwaway_course: ThrowawayCourse) -> None:
+    course = throwaway_course("01_attention")
+    kept = {name: {"closest": {}, "too_small": small, "reference": {"alice": {"score": 0.91, "z": z}}}
+            for name, small, z in [("small", True, None), ("big", False, 5.3)]}  # fmt: skip
+    path = course.grading.file("similarity.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"assignments": kept}))
+    assert reference_closeness(course) == {("small", "alice"): {"score": 0.91, "z": None},
+                                           ("big", "alice"): {"score": 0.91, "z": 5.3}}  # fmt: skip
+
+
+@pytest.mark.slow
+def test_each_disguised_copy_of_the_reference_ranks_above_every_independent_student(assignment: str):
+    """One class per notebook: 30 independent students who never hand in the reference itself, and a copy of the
+    reference per disguise family alone and three at a time, ranked by their z against the reference. (The popular
+    design too: ``python -m tests.support.similarity_margins --reference``, docs/similarity.md.)"""
+    design = "uniform"
+    found, result = reference_margin(assignment, design)
+    print(f"{assignment} {design}: lowest reference copy z {found.lowest:.2f} ({found.weakest}), best independent "
+          f"{found.best:.2f}, margin {found.margin:+.2f}, listed {len(result.reference_matches())}")  # fmt: skip
+    assert not found.below, f"copies of the reference ranked at or below an independent student: {found.below}"

@@ -419,3 +419,37 @@ def hand_in(course: Course, made: SimilarityClass) -> None:
             for test, message in made.failures.get(student, {}).items()
         ]
         save_result(course, SubmissionResult(made.assignment, student, Status.GRADED, tests=tests))
+
+
+def build_reference_copy_class(
+    assignment: str, students: int, seed: int = 0, design: str = "uniform"
+) -> SimilarityClass:
+    """``students`` independent students who never hand in the reference answer itself, and a disguised copy of the
+    published reference per disguise family, alone and three at a time (``r<k>``; ``families`` holds each one's,
+    ``source`` names ``"reference"``).
+
+    The independent students draw from the pool without the reference (its mutants stay: a student who makes the
+    mistake a mutant makes writes the rest of the reference's lines too, which is the hard case for this detector).
+    A family that changes nothing in the reference's answers plants no copy.
+    """
+    rng = random.Random(f"{assignment}-reference-{seed}")
+    reference = reference_answers(read(source_notebook(assignment)))
+    pool = {exercise: answers[1:] or answers for exercise, answers in answer_pool(assignment).items()}
+    made = SimilarityClass(assignment)
+    for index, answers in enumerate(independent_answers(pool, students, rng, design)):
+        made.answers[f"s{index:03d}"] = answers
+    for index, families in enumerate([(f,) for f in FAMILIES] + list(TRIPLES)):
+        added: list[str] = []
+        answers, applied = {}, set()
+        for exercise in pool:
+            answers[exercise], changed = disguised(reference[exercise], families, added, course_parameters(assignment))
+            applied |= changed
+        if applied != set(families):
+            continue
+        copier = f"r{index:02d}"
+        made.answers[copier] = answers
+        if added:
+            made.added[copier] = "\n\n".join(added) + "\n"
+        made.families[copier] = families
+        made.source[copier] = "reference"
+    return made

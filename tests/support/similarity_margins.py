@@ -11,10 +11,15 @@ from dataclasses import dataclass
 
 import nbformat
 
-from autograder.course.settings import release_notebook
-from autograder.similarity.answers import ADDED, ClassWork, Submission
+from autograder.course.settings import release_notebook, source_notebook
+from autograder.similarity.answers import ADDED, ClassWork, Submission, reference_solutions
 from autograder.similarity.compare import AssignmentSimilarity, compare_class
-from tests.support.similarity_class import DESIGNS, SimilarityClass, build_disguised_class
+from tests.support.similarity_class import (
+    DESIGNS,
+    SimilarityClass,
+    build_disguised_class,
+    build_reference_copy_class,
+)
 
 ASSIGNMENTS = ("01_attention", "02_multi_head_attention", "03_positional_encoding", "04_encoder",
                "05_encoder_decoder", "06_ag_news_classifier", "07_language_model")  # fmt: skip
@@ -58,19 +63,35 @@ def measure(assignment: str, design: str, students: int = 30) -> tuple[Margin, A
     return margin(made, result), result
 
 
+def reference_margin(assignment: str, design: str, students: int = 30) -> tuple[Margin, AssignmentSimilarity]:
+    """How far the lowest disguised copy of the published reference lies above the independent student closest to
+    it (:func:`.similarity_class.build_reference_copy_class`), by each hand-in's z against the reference."""
+    made = build_reference_copy_class(assignment, students, design=design)
+    source = nbformat.read(source_notebook(assignment), as_version=4)
+    result = compare_class(class_work(made), reference_solutions(source))
+    z = dict(zip(result.students, result.reference_z.tolist(), strict=True))
+    order = sorted(z, key=lambda student: -z[student])
+    best = next(student for student in order if student not in made.families)
+    below = {"+".join(made.families[c]): order.index(c) + 1 for c in made.families if z[c] <= z[best]}
+    lowest = min(made.families, key=z.get)
+    return Margin(z[lowest], z[best], below, len(order), "+".join(made.families[lowest])), result
+
+
 def main(argv: list[str] | None = None) -> None:
     options = argparse.ArgumentParser(description=__doc__)
     options.add_argument("--design", nargs="+", default=list(DESIGNS), choices=DESIGNS)
     options.add_argument("--assignment", nargs="+", default=list(ASSIGNMENTS))
+    options.add_argument("--reference", action="store_true", help="disguised copies of the published reference")
     args = options.parse_args(argv)
     for design in args.design:
         for assignment in args.assignment:
-            found, result = measure(assignment, design)
+            found, result = (reference_margin if args.reference else measure)(assignment, design)
             print(f"{design} {assignment}: lowest copy z {found.lowest:.2f}, best independent z {found.best:.2f}, "
                   f"margin {found.margin:+.2f}, ceiling z {result.ceiling_z:.2f}, one line "
                   f"{result.one_line() is not None}, lowest {found.weakest}, below {found.below or 'none'} "
-                  f"(of {found.pairs} pairs)", flush=True)  # fmt: skip
+                  f"(of {found.pairs} {'hand-ins' if args.reference else 'pairs'})", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":
     main()
+
