@@ -134,9 +134,9 @@ release: install  ## regenerate notebooks/ from solutions/ with nbgrader, then n
 student-kit: install  ## the zip to give a class: build/student-kit/transformers-from-scratch-student-kit-<version>.zip (notebooks, helper package, data sample; no solution, no hidden test)
 	$(BIN)/python -m classroom.student_kit
 
-autograde: install sandbox  ## grade every submission under grading/submitted (JOBS=2), then export grades
+autograde: install sandbox  ## grade every submission under grading/submitted (JOBS=2), then export grades to grading/grades.csv
 	$(BIN)/python -m autograder grade --jobs $${JOBS:-2}
-	$(BIN)/python -m autograder export --output grading/grades.csv
+	$(BIN)/python -m autograder export
 
 # The classroom hub (classroom/, docs/running-a-class.md): one machine, run as root.
 HUB_PREFIX ?= /srv/tfcourse

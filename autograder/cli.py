@@ -4,7 +4,7 @@ collect DOWNLOAD     LMS zip or folder -> grading/submitted/<student>/<assignmen
 sanitize             list (or --write) the repairs each submission needs
 grade                autograde in isolation, in parallel, resumably
 feedback             HTML per student without hidden tests, maths offline; flagged ones held
-export               grades.csv with status, reason and per-test columns (--format canvas|moodle: the LMS's import)
+export               grading/grades.csv with status, reason and per-test columns (--format LMS: its import, --feedback)
 report               class report (HTML with figures)
 similarity           pairs of answers closer than independent work explains (HTML page, similarity.json)
 
@@ -19,10 +19,11 @@ from concurrent.futures import Executor
 from pathlib import Path
 
 from autograder.course.course import Course
-from autograder.course.paths import GRADING_DIRECTORY
+from autograder.course.paths import EXPORT_FILE, GRADING_DIRECTORY
 from autograder.course.settings import REPO_ROOT
 from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
+from autograder.lms.base import formats
 from autograder.pipeline import collect
 from autograder.pipeline.handin_names import shown
 from autograder.pipeline.handins import MAX_BYTES, HandinLimits, safe_name
@@ -145,15 +146,22 @@ def run_feedback(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     from autograder.pipeline import export  # noqa: PLC0415
 
+    output = args.output or args.course.grading.file(EXPORT_FILE)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    if args.format == "csv" and args.feedback:
+        raise SystemExit("export --feedback: name the LMS with --format")
     if args.format == "csv":
-        frame = export.export_csv(args.course, args.output)
-        print(f"{len(frame)} rows -> {args.output}")
+        frame = export.export_csv(args.course, output)
+        print(f"{len(frame)} rows -> {output}")
         return 0
-    write = export.export_canvas if args.format == collect.CANVAS else export.export_moodle
-    written = write(args.course, args.output)
+    lms = formats()[args.format](args.course)
+    args.output = output
+    written = lms.send_feedback(args) if args.feedback else lms.write_grades(export.export_frame(args.course), output)
     for path in written.files:
-        print(f"{args.format} import file -> {path}")
-    print(f"{written.students} student rows")
+        print(f"{args.format} {'feedback' if args.feedback else 'import file'} -> {path}")
+    for line in written.planned:
+        print(f"dry run, not sent: {line}")
+    print(f"{written.students} {'submissions with feedback' if args.feedback else 'student rows'}")
     if written.left_out:
         print(f"left out, no {args.format} identifier from collect: {', '.join(written.left_out)}")
     for submission in written.to_check:
@@ -231,11 +239,14 @@ def parser() -> argparse.ArgumentParser:
     step.add_argument("--release-all-flagged", action="store_true", help="release every flagged submission")
     step.set_defaults(run=run_feedback)
 
-    step = commands.add_parser("export", help="grades CSV", parents=[course])
-    step.add_argument("--output", type=Path, default=Path("grades.csv"))
-    step.add_argument("--format", choices=("csv", *collect.LMS_FORMATS), default="csv",
-                      help="csv: every column (default); canvas: Canvas's gradebook import; "
-                           "moodle: a Moodle grading worksheet per assignment, OUTPUT-<assignment>.csv")  # fmt: skip
+    step = commands.add_parser("export", help="grades CSV, or an LMS's import and feedback", parents=[course])
+    step.add_argument("--output", type=Path, help=f"default: {GRADING_DIRECTORY}/{EXPORT_FILE} in the course")
+    lms = formats()
+    step.add_argument("--format", choices=("csv", *lms), default="csv",
+                      help="csv: every column (default); " + "; ".join(f"{n}: {f.summary}" for n, f in lms.items()))
+    step.add_argument("--feedback", action="store_true", help="an LMS format: send the feedback pages instead")
+    for lms_format in lms.values():
+        lms_format.add_arguments(step)
     step.set_defaults(run=run_export)
 
     step = commands.add_parser("report", help="class report HTML", parents=[course])

@@ -117,7 +117,10 @@ def module_files(module: str) -> list[Path]:
     spec = importlib.util.find_spec(module)
     assert spec and spec.origin, f"no module {module}"
     origin = Path(spec.origin)
-    return sorted(origin.parent.glob("*.py")) if origin.name == "__init__.py" else [origin]
+    if origin.name != "__init__.py":
+        return [origin]
+    # a package's own modules, and its LMS formats (autograder/lms/: each adds its options to export)
+    return sorted(origin.parent.glob("*.py")) + sorted(origin.parent.glob("lms/*.py"))
 
 
 def check_options(where: str, options: dict[str | None, set[str]], words: list[str]) -> list[str]:

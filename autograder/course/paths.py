@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 GRADING_DIRECTORY = "grading"  # under the course root; git-ignored
+EXPORT_FILE = "grades.csv"  # export's output in the grading folder, unless --output says otherwise
 SUBMITTED, AUTOGRADED, FEEDBACK, RESULTS = "submitted", "autograded", "feedback", "results"
 GRADEBOOK = "gradebook.db"
 # When nbgrader received a submission (submit writes it, collect copies it): in the submission's

@@ -20,7 +20,7 @@ collected, so that ``grade`` reports them too) or refused: a link, a pipe, a dev
 the size limit (:mod:`autograder.pipeline.handins`) is never read, and is listed in
 ``grading/refused_handins.json`` for ``export``. What the LMS's names tell about each student (Canvas user
 id, Moodle participant id per assignment, the name) is kept in ``grading/lms_students.json``,
-so that ``export --format canvas|moodle`` can give the LMS back its own identifiers.
+so that ``export --format canvas|moodle`` (:mod:`autograder.lms`) can give the LMS back its own identifiers.
 """
 
 import json
@@ -40,8 +40,7 @@ from autograder.pipeline.handin_names import CopyRank, copy_pattern
 from autograder.pipeline.handins import DEFAULT_LIMITS, HandinLimits, RefusedHandin, check_file, safe_name
 from autograder.pipeline.refusals import Refusal, record_refusals
 
-CANVAS, MOODLE = "canvas", "moodle"
-LMS_FORMATS = (CANVAS, MOODLE)  # the LMSs whose downloads collect reads and whose imports export writes
+CANVAS, MOODLE = "canvas", "moodle"  # the LMSs whose downloads collect reads (their formats: autograder/lms/)
 LMS_STUDENTS = "lms_students.json"  # in the grading folder: {student: {"lms", "name", "ids": {assignment: id}}}
 MOODLE_PREFIX = re.compile(r"^(?P<name>[^_/]+)_(?P<id>\d+)_assignsubmission_[a-z]+_")
 MOODLE_BLIND_NAME = "Participant"  # Moodle's name for every student under blind marking

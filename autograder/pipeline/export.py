@@ -27,30 +27,16 @@ Once collect has refused a hand-in (a link, another account's files, over the li
 200 characters, and how many more), and a student whose every hand-in was refused gets a row of
 status ``missing`` that says so.
 
-``--format canvas`` and ``--format moodle`` write what each LMS imports instead, one total per
-student and assignment (autograded and manual scores), with the identifiers ``collect`` read
-from the download's names (``grading/lms_students.json``):
-
-- Canvas, *Grades → Import*: columns ``Student, ID, SIS User ID, SIS Login ID, Section``, then one
-  column per assignment, and a ``Points Possible`` row. Canvas matches a student by ``ID`` (the
-  user id of the download's file names) and an assignment column by its title (or by
-  ``Title (assignment id)``).
-- Moodle, the assignment's *Upload grading worksheet* (feedback type *Offline grading worksheet*):
-  one file per assignment, ``<output>-<assignment>.csv``, with the columns ``Identifier``
-  (``Participant <id>``, the download's participant id), ``Full name``, ``Grade``, ``Maximum Grade``
-  and ``Last modified (grade)`` (the export's time: Moodle skips a row whose grade changed in Moodle
-  after it, unless told to ignore that).
-
-A missing submission leaves its cell empty (the LMS changes nothing there); a student without
-an LMS identifier (named by ``--pattern`` or a plain folder) is left out and listed.
+Written answers not graded by hand yet are never a silent total: ``total`` holds the points
+given so far, ``points pending`` the points of the written answers still to grade and
+``written pending`` their cells; an LMS format (:mod:`autograder.lms`) leaves such a grade out.
+``--format NAME`` writes what an LMS imports instead, one module of :mod:`autograder.lms` each.
 
 Every file is written by :func:`autograder.pipeline.csv_cells.write_csv`: a text cell that a
 spreadsheet would run as a formula (``=HYPERLINK(...)`` as a student's exception's name) gets a
 ``'`` before it.
 """
 
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -59,26 +45,20 @@ from nbgrader.api import Gradebook, MissingEntry
 from autograder.course.course import Course
 from autograder.course.deadlines import late_text, seconds_late, submitted_at
 from autograder.course.extensions import due_for, read_extensions
-from autograder.course.notebooks import is_extra_credit
 from autograder.course.paths import sqlite_url
-from autograder.pipeline.collect import CANVAS, MOODLE, load_lms_students
 from autograder.pipeline.csv_cells import write_csv
 from autograder.pipeline.feedback import feedback_state, load_releases
-from autograder.pipeline.gradebook import grade_cells
 from autograder.pipeline.refusals import REFUSED_FILE, Refusal, refusals_by_submission
 from autograder.pipeline.results import Status, SubmissionResult, load_results
 from autograder.similarity.compare import closest_matches, reference_closeness
 
-CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
-CANVAS_POINTS_ROW = "Points Possible"
-MOODLE_COLUMNS = ["Identifier", "Full name", "Grade", "Maximum Grade", "Last modified (grade)"]
-MOODLE_IDENTIFIER = "Participant {}"  # as Moodle's grading worksheet writes it
 REFUSALS_SHOWN = 3  # the refused column's reasons, newest first
 REASON_CHARACTERS = 200
 
 
-def manual_scores(db_path: Path, result: SubmissionResult) -> dict[str, float]:
-    """``{"notebook:grade_id": manual score}`` for the cells graded by hand so far."""
+def manual_grades(db_path: Path, result: SubmissionResult) -> dict[str, tuple[float | None, float]]:
+    """``{"notebook:grade_id": (manual score or None, max score)}`` of the cells graded by hand (the written
+    answers, and any test cell given a manual score): None while a written answer is not graded yet."""
     if not db_path.exists():
         return {}
     with Gradebook(sqlite_url(db_path)) as gb:
@@ -86,11 +66,12 @@ def manual_scores(db_path: Path, result: SubmissionResult) -> dict[str, float]:
             submission = gb.find_submission(result.assignment, result.student)
         except MissingEntry:
             return {}
+        grades = {f"{notebook.name}:{grade.name}": grade
+                  for notebook in submission.notebooks for grade in notebook.grades}  # fmt: skip
         return {
-            f"{notebook.name}:{grade.name}": float(grade.manual_score)
-            for notebook in submission.notebooks
-            for grade in notebook.grades
-            if grade.manual_score is not None
+            cell: (None if grade.manual_score is None else float(grade.manual_score), float(grade.max_score))
+            for cell, grade in grades.items()
+            if grade.manual_score is not None or grade.cell.cell_type != "code"  # a written answer (markdown)
         }
 
 
@@ -123,8 +104,11 @@ def export_frame(course: Course) -> pd.DataFrame:
             "extra_credit": sum(test.score for test in result.tests if test.extra_credit),
         }
         scores = {f"{test.notebook}:{test.grade_id}": test.score for test in result.tests}
+        readable = result.status not in (Status.MISSING, Status.UNREADABLE)  # a written answer one can grade
+        manual = manual_grades(db_path, result) if readable else {}
         # A manual score replaces the autograded one of the same cell, as in nbgrader's own gradebook.
-        scores.update(manual_scores(db_path, result))
+        scores.update({cell: score for cell, (score, _) in manual.items() if score is not None})
+        pending = {cell: most for cell, (score, most) in manual.items() if score is None}
         totals: dict[str, float] = {}
         for cell, score in scores.items():
             row[cell] = score
@@ -133,6 +117,8 @@ def export_frame(course: Course) -> pd.DataFrame:
         for notebook, total in totals.items():
             row[f"{notebook} total"] = total
         row["total"] = sum(totals.values())
+        row["points pending"] = sum(pending.values())
+        row["written pending"] = " | ".join(sorted(pending))
         lost = "not submitted" if result.status == Status.MISSING else "failed"
         for test in result.tests:  # why each test lost points: its failure, its time limit, the clean re-run
             if test.score < test.max_score:
@@ -185,82 +171,3 @@ def export_csv(course: Course, path: Path) -> pd.DataFrame:
     frame = export_frame(course)
     write_csv(frame, path)
     return frame
-
-
-@dataclass
-class LmsExport:
-    """What an LMS export wrote, and what the instructor should know before importing it."""
-
-    files: list[Path] = field(default_factory=list)
-    students: int = 0  # rows of students written (per file, for Moodle)
-    left_out: list[str] = field(default_factory=list)  # graded students without an identifier of this LMS
-    to_check: list[str] = field(default_factory=list)  # "student/assignment: status" of totals not graded cleanly
-
-
-def submission_totals(frame: pd.DataFrame) -> dict[tuple[str, str], float]:
-    """``{(assignment, student): total}`` of every submission handed in (a missing one has no total)."""
-    handed_in = frame[frame["status"] != str(Status.MISSING)] if len(frame) else frame
-    return {(row.assignment, row.student): float(row.total) for row in handed_in.itertuples()}
-
-
-def points_possible(course: Course, assignment: str) -> float:
-    """Full marks of an assignment: every graded cell, tests and written answers, but no extra credit."""
-    cells = grade_cells(course.grading.gradebook, assignment)
-    return sum(cell.max_score for cell in cells if not is_extra_credit(cell.grade_id))
-
-
-def score_text(score: float | None) -> str:
-    return "" if score is None else f"{score:g}"
-
-
-def lms_students_of(students: dict[str, dict], lms: str) -> dict[str, dict]:
-    return {student: entry for student, entry in students.items() if entry["lms"] == lms}
-
-
-def checks(frame: pd.DataFrame) -> list[str]:
-    unclean = frame[~frame["status"].isin([str(Status.GRADED), str(Status.MISSING)])] if len(frame) else frame
-    return [f"{row.student}/{row.assignment}: {row.status}" for row in unclean.itertuples()]
-
-
-def export_canvas(course: Course, path: Path) -> LmsExport:
-    """The CSV Canvas's gradebook imports: a column per assignment handed in, a row per Canvas student."""
-    frame = export_frame(course)
-    totals = submission_totals(frame)
-    assignments = sorted({assignment for assignment, _ in totals})
-    canvas = {s: e for s, e in lms_students_of(load_lms_students(course), CANVAS).items()
-              if any(e["ids"].values())}  # fmt: skip
-    rows = [{"Student": CANVAS_POINTS_ROW} | {a: score_text(points_possible(course, a))
-                                              for a in assignments}]  # fmt: skip
-    for student, entry in sorted(canvas.items()):
-        user_id = next(i for i in entry["ids"].values() if i)
-        scores = {a: score_text(totals.get((a, student))) for a in assignments}
-        rows.append({"Student": entry["name"], "ID": user_id, "SIS User ID": "", "SIS Login ID": "", "Section": ""}
-                    | scores)  # fmt: skip
-    write_csv(pd.DataFrame(rows, columns=CANVAS_STUDENT_COLUMNS + assignments, dtype=object).fillna(""), path)
-    left_out = sorted({student for _, student in totals} - set(canvas))
-    return LmsExport([path], len(canvas), left_out, checks(frame))
-
-
-def export_moodle(course: Course, path: Path, now: datetime | None = None) -> LmsExport:
-    """One grading worksheet per assignment handed in, ``<path stem>-<assignment>.csv``, a row per participant."""
-    frame = export_frame(course)
-    totals = submission_totals(frame)
-    moodle = lms_students_of(load_lms_students(course), MOODLE)
-    modified = (now or datetime.now(UTC)).isoformat(timespec="seconds")
-    export = LmsExport(to_check=checks(frame))
-    left_out: set[str] = set()
-    for assignment in sorted({assignment for assignment, _ in totals}):
-        most = score_text(points_possible(course, assignment))
-        rows = [
-            [MOODLE_IDENTIFIER.format(entry["ids"][assignment]), entry["name"],
-             score_text(totals.get((assignment, student))), most, modified]
-            for student, entry in sorted(moodle.items(), key=lambda item: int(item[1]["ids"].get(assignment) or 0))
-            if entry["ids"].get(assignment)
-        ]  # fmt: skip
-        left_out |= {s for a, s in totals if a == assignment and not moodle.get(s, {}).get("ids", {}).get(a)}
-        target = path.with_name(f"{path.stem}-{assignment}{path.suffix or '.csv'}")
-        write_csv(pd.DataFrame(rows, columns=MOODLE_COLUMNS), target)
-        export.files.append(target)
-        export.students += len(rows)
-    export.left_out = sorted(left_out)
-    return export

@@ -14,8 +14,9 @@ from nbgrader.api import Gradebook
 from autograder.course.notebooks import grade_id, is_extra_credit, is_graded_test_cell, nbgrader_meta
 from autograder.course.paths import GRADEBOOK
 from autograder.course.settings import source_notebook
+from autograder.lms.canvas import Canvas
 from autograder.pipeline import gradebook
-from autograder.pipeline.export import export_canvas, export_frame, points_possible
+from autograder.pipeline.export import export_frame
 from autograder.pipeline.results import Status, SubmissionResult, save_result
 from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
 from tests.support.course import ThrowawayCourse
@@ -54,7 +55,7 @@ def test_extra_credit_counts_on_top_of_full_marks(throwaway_course: ThrowawayCou
     assert rows.loc["done", "autograded_score"] == full and rows.loc["done", "extra_credit"] == 0
     assert rows.loc["keen", "extra_credit"] == sum(extra.values())
     assert rows.loc["keen", "total"] == full + sum(extra.values())  # above full marks
-    assert points_possible(course, ASSIGNMENT) == full + written  # full marks: no extra credit in the maximum
+    assert Canvas(course).points_possible(ASSIGNMENT) == full + written  # full marks: no extra credit in the maximum
 
-    export_canvas(course, tmp_path / "canvas.csv")  # the LMS's points possible leave it out too
+    Canvas(course).write_grades(export_frame(course), tmp_path / "canvas.csv")  # the LMS's maximum leaves it out too
     assert f"{full + written:g}" in (tmp_path / "canvas.csv").read_text().splitlines()[1]

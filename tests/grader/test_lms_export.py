@@ -9,6 +9,7 @@ per student with the identifier the download's names gave, and each student's to
 import csv
 import json
 import shutil
+import sys
 import zipfile
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -21,16 +22,15 @@ from nbgrader.api import Gradebook
 from autograder.cli import main
 from autograder.course.course import Course
 from autograder.course.notebooks import nbgrader_meta
-from autograder.course.settings import source_notebook
+from autograder.course.settings import REPO_ROOT, source_notebook
+from autograder.lms.base import LmsExport
+from autograder.lms.canvas import STUDENT_COLUMNS as CANVAS_STUDENT_COLUMNS
+from autograder.lms.canvas import Canvas
+from autograder.lms.moodle import COLUMNS as MOODLE_COLUMNS
+from autograder.lms.moodle import Moodle
 from autograder.pipeline import gradebook
 from autograder.pipeline.collect import CANVAS, MOODLE, collect, lms_students_path, load_lms_students
-from autograder.pipeline.export import (
-    CANVAS_STUDENT_COLUMNS,
-    MOODLE_COLUMNS,
-    export_canvas,
-    export_csv,
-    export_moodle,
-)
+from autograder.pipeline.export import export_csv, export_frame
 from autograder.pipeline.refusals import Refusal, record_refusals
 from autograder.pipeline.results import Status, SubmissionResult, save_result
 from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
@@ -47,6 +47,13 @@ def most_points() -> float:
     """Every graded cell of notebook 01: its tests and its written answers."""
     source = nbformat.read(source_notebook(ASSIGNMENT), as_version=4)
     return sum(nbgrader_meta(cell)["points"] for cell in source.cells if nbgrader_meta(cell).get("grade"))
+
+
+def written_answers() -> list[str]:
+    """The grade ids of notebook 01's written answers (graded by hand in formgrader)."""
+    source = nbformat.read(source_notebook(ASSIGNMENT), as_version=4)
+    return sorted(nbgrader_meta(cell)["grade_id"] for cell in source.cells
+                  if cell.cell_type == "markdown" and nbgrader_meta(cell).get("grade"))  # fmt: skip
 
 
 def autograded(student: str, lost: tuple[str, ...] = ()) -> SubmissionResult:
@@ -70,7 +77,8 @@ def defined_course(throwaway_course: ThrowawayCourse, defined: Path) -> Course:
 
 
 def record(course: Course, results: list[SubmissionResult], written: dict[str, float]) -> None:
-    """What ``grade`` leaves behind for these results, then the instructor's manual scores."""
+    """What ``grade`` leaves behind for these results, then the instructor's manual scores: ``written``'s
+    student gets that score for WRITTEN and 0 for the other written answers."""
     db = course.grading.gradebook
     with Gradebook(gradebook.sqlite_url(db)) as gb:
         for result in results:
@@ -79,8 +87,18 @@ def record(course: Course, results: list[SubmissionResult], written: dict[str, f
         save_result(course, result)
     with Gradebook(gradebook.sqlite_url(db)) as gb:
         for student, score in written.items():
-            gb.find_grade(WRITTEN, ASSIGNMENT, ASSIGNMENT, student).manual_score = score
+            for answer in written_answers():
+                grade = gb.find_grade(answer, ASSIGNMENT, ASSIGNMENT, student)
+                grade.manual_score = score if answer == WRITTEN else 0.0
         gb.db.commit()
+
+
+def export_canvas(course: Course, path: Path) -> LmsExport:
+    return Canvas(course).write_grades(export_frame(course), path)
+
+
+def export_moodle(course: Course, path: Path, now: datetime) -> LmsExport:
+    return Moodle(course).write_grades(export_frame(course), path, now)
 
 
 def read_csv(path: Path) -> list[list[str]]:
@@ -103,7 +121,7 @@ def test_canvas_round_trip(tmp_path: Path, throwaway_course: ThrowawayCourse, de
         "smithjane": {ASSIGNMENT: "1234"}, "doejohn": {ASSIGNMENT: "99"}, "brokenbob": {ASSIGNMENT: "7"}}  # fmt: skip
     record(course, [autograded("smithjane"), autograded("doejohn", lost=(LOST,)), autograded("ann"),
                   SubmissionResult(ASSIGNMENT, "brokenbob", Status.UNREADABLE, "not a notebook")],
-           written={"smithjane": WRITTEN_SCORE})  # fmt: skip
+           written={"smithjane": WRITTEN_SCORE, "doejohn": 0.0, "ann": 0.0})  # fmt: skip
 
     written = export_canvas(course, tmp_path / "canvas.csv")
 
@@ -131,7 +149,8 @@ def test_moodle_round_trip(tmp_path: Path, throwaway_course: ThrowawayCourse, de
         "Ann_Lee": ("Ann Lee", {ASSIGNMENT: "42"}), "Bob_Ray": ("Bob Ray", {ASSIGNMENT: "43"}),
         "Cy_Dee": ("Cy Dee", {ASSIGNMENT: "45"})}  # fmt: skip
     record(course, [autograded("Ann_Lee"), autograded("Bob_Ray", lost=(LOST,)), autograded("Cy_Dee"),
-                  autograded("plain")], written={"Ann_Lee": WRITTEN_SCORE, "Cy_Dee": 0.0})  # fmt: skip
+                  autograded("plain")], written={"Ann_Lee": WRITTEN_SCORE, "Bob_Ray": 0.0, "Cy_Dee": 0.0,
+                                                 "plain": 0.0})  # fmt: skip
 
     written = export_moodle(course, tmp_path / "grades.csv", now=NOW)
 
@@ -178,6 +197,39 @@ def test_export_format_flag(
     assert read_csv(tmp_path / "plain.csv")[0][:3] == ["assignment", "student", "status"]
 
 
+def test_written_answers_not_graded_yet_are_pending_never_a_silent_total(
+    tmp_path: Path, throwaway_course: ThrowawayCourse, defined: Path
+) -> None:
+    course = defined_course(throwaway_course, defined)
+    lms = {"Ann Lee": ("canvas", "1234"), "Bob Ray": ("moodle", "42")}
+    known = {name.replace(" ", "_"): {"lms": kind, "name": name, "ids": {ASSIGNMENT: lms_id}}
+             for name, (kind, lms_id) in lms.items()}  # fmt: skip
+    lms_students_path(course).write_text(json.dumps(known))
+    record(course, [autograded("Ann_Lee"), autograded("Bob_Ray")], written={})
+    full, written_most = sum(points_per_test().values()), most_points() - sum(points_per_test().values())
+    assert written_most > 0
+
+    rows = export_frame(course).set_index("student")
+    assert rows.loc["Ann_Lee", "total"] == full and rows.loc["Ann_Lee", "points pending"] == written_most
+    assert rows.loc["Ann_Lee", "written pending"] == " | ".join(f"{ASSIGNMENT}:{a}" for a in written_answers())
+    canvas = export_canvas(course, tmp_path / "canvas.csv")
+    assert read_csv(tmp_path / "canvas.csv")[2] == ["Ann Lee", "1234", "", "", "", ""]  # left out: Canvas keeps its own
+    moodle = export_moodle(course, tmp_path / "grades.csv", NOW)
+    assert read_csv(moodle.files[0])[1][:3] == ["Participant 42", "Bob Ray", ""]  # Moodle skips an empty grade
+    pending = f"{written_most:g} points of written answers not graded yet, grade left out"
+    listed = [f"{student}/{ASSIGNMENT}: {pending}" for student in ("Ann_Lee", "Bob_Ray")]
+    assert canvas.to_check == moodle.to_check == listed
+
+    record(course, [], written={"Ann_Lee": WRITTEN_SCORE, "Bob_Ray": 0.0})  # the instructor grades them
+
+    rows = export_frame(course).set_index("student")
+    assert rows.loc["Ann_Lee", "total"] == full + WRITTEN_SCORE and rows.loc["Ann_Lee", "points pending"] == 0
+    assert rows.loc["Bob_Ray", "written pending"] == ""
+    assert export_canvas(course, tmp_path / "canvas.csv").to_check == []
+    assert read_csv(tmp_path / "canvas.csv")[2][-1] == f"{full + WRITTEN_SCORE:g}"
+    assert read_csv(export_moodle(course, tmp_path / "grades.csv", NOW).files[0])[1][2] == f"{full:g}"
+
+
 # What a spreadsheet may run as a formula when a cell begins with it (OWASP, "CSV Injection").
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -208,7 +260,7 @@ def plant_everywhere(course: Course) -> None:
     negative.tests = [replace(test, score=0.0) for test in negative.tests]
     negative.tests[0] = replace(negative.tests[0], score=-2.0)
     lms["negative"] = {"lms": CANVAS, "name": "Neg Ative", "ids": {ASSIGNMENT: "99"}}
-    record(course, [*results, negative], written={})
+    record(course, [*results, negative], written={"negative": 0.0})
     record_refusals(course.grading.path, refusals)
     lms_students_path(course).write_text(json.dumps(lms))
     similarity_results(course).write_text(json.dumps({"assignments": {ASSIGNMENT: {"closest": closest}}}))
@@ -256,3 +308,70 @@ def test_no_cell_of_any_export_begins_a_formula_and_numbers_stay_numbers(
     assert grades["total"][negative] == "-2.0" and grades[f"{ASSIGNMENT} total"][negative] == "-2.0", "a number kept"
     canvas = exports["canvas.csv"]
     assert canvas[ASSIGNMENT][canvas["Student"].index("Neg Ative")] == "-2", "a negative score is a number in Canvas"
+
+
+THIRD_FORMAT = '''"""A throwaway LMS: a row per submission graded to the end, its student, assignment and total."""
+
+from pathlib import Path
+
+from autograder.lms.base import LmsExport, LmsFormat, register, submission_totals, write_table
+
+
+@register
+class Plain(LmsFormat):
+    name = "plainlms"
+    summary = "a throwaway format of the registry's test"
+
+    def write_grades(self, frame, output: Path) -> LmsExport:
+        totals = submission_totals(frame)
+        rows = [[student, assignment, f"{total:g}"] for (assignment, student), total in totals.items()]
+        write_table(rows, ["student", "assignment", "total"], output)
+        return LmsExport([output], len(rows))
+'''
+
+
+def test_a_new_format_is_one_module_and_the_command_line_offers_it(
+    tmp_path: Path, throwaway_course: ThrowawayCourse, defined: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """The documented way (docs/maintainers.md): a module in autograder/lms/ whose class is ``@register``-ed."""
+    import autograder.lms  # noqa: PLC0415
+    from autograder.lms import base  # noqa: PLC0415
+
+    assert "plainlms" not in base.formats()
+    extra = tmp_path / "more_formats"
+    extra.mkdir()
+    (extra / "plainlms.py").write_text(THIRD_FORMAT)  # as if dropped into autograder/lms/
+    monkeypatch.setattr(autograder.lms, "__path__", [*autograder.lms.__path__, str(extra)])
+    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))  # the format leaves with the test
+    monkeypatch.setitem(sys.modules, "autograder.lms.plainlms", None)  # restored (removed) after the test
+    del sys.modules["autograder.lms.plainlms"]
+    course = defined_course(throwaway_course, defined)
+    record(course, [autograded("smithjane", lost=(LOST,))], written={"smithjane": WRITTEN_SCORE})
+
+    root = ["--root", str(course.root)]
+    assert main([*root, "export", "--format", "plainlms", "--output", str(tmp_path / "plain.csv")]) == 0
+    full = sum(points_per_test().values()) - points_per_test()[LOST] + WRITTEN_SCORE
+    assert read_csv(tmp_path / "plain.csv") == [["student", "assignment", "total"],
+                                                ["smithjane", ASSIGNMENT, f"{full:g}"]]  # fmt: skip
+    assert "plainlms import file ->" in capsys.readouterr().out
+    with pytest.raises(SystemExit):  # it has no feedback route, and says so instead of writing another LMS's files
+        main([*root, "export", "--format", "plainlms", "--feedback"])
+    assert sorted(base.formats()) == ["canvas", "moodle", "plainlms"]
+
+
+def test_the_export_lands_in_the_grading_folder_by_default(
+    throwaway_course: ThrowawayCourse, defined: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    course = defined_course(throwaway_course, defined)
+    record(course, [autograded("smithjane")], written={})
+    lms_students_path(course).write_text(json.dumps({"smithjane": {"lms": MOODLE, "name": "Jane Smith",
+                                                                    "ids": {ASSIGNMENT: "7"}}}))  # fmt: skip
+    assert main(["--root", str(course.root), "export"]) == 0
+    assert main(["--root", str(course.root), "export", "--format", MOODLE]) == 0
+    assert sorted(p.name for p in course.grading.path.glob("grades*.csv")) == ["grades-01_attention.csv", "grades.csv"]
+    assert not list(course.root.glob("grades*")), "nothing written at the course's root"
+    assert f"{course.grading.path.name}/" in (REPO_ROOT / ".gitignore").read_text().splitlines()  # never committed
+    assert f"{course.grading.file('grades.csv')}" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="--format"):  # feedback goes to an LMS, never into the plain CSV
+        main(["--root", str(course.root), "export", "--feedback"])

@@ -92,7 +92,7 @@ def test_every_readme_grading_command_runs_as_written(throwaway_course: Throwawa
     assert f"{len(submissions)} collected, 0 unmatched, 0 unreadable" in printed["collect"]
     for student, assignment in submissions:
         assert (course.grading.feedback(student, assignment) / f"{assignment}.html").is_file()
-    grades = pd.read_csv(course.root / "grades.csv").set_index(["student", "assignment"])
+    grades = pd.read_csv(course.grading.file("grades.csv")).set_index(["student", "assignment"])
     # Graded at full marks by the course's own pipeline (sandbox, zygotes, clean re-run).
     scores = {a: (grades.loc[(GOOD, a), "autograded_score"], grades.loc[(GOOD, a), "status"]) for a in HANDED_IN}
     assert scores == {a: (autograded_points(a), "graded") for a in HANDED_IN}
