@@ -8,19 +8,27 @@ export               grading/grades.csv with status, reason and per-test columns
 report               class report (HTML with figures)
 similarity           pairs of answers closer than independent work explains (HTML page, similarity.json)
 
+Settings: the course's nbgrader_config.py, then --Class.trait=value anywhere on the line (--GradeSettings.jobs=4),
+then a command's own flags (docs/instructors.md, Settings). --log-level, --quiet, --verbose: how much it says.
+
 Each command imports its own modules when it runs (pandas, seaborn, copydetect, the grader): none
 waits for what only another needs (the start-up each saves: docs/measurements.md).
 """
 
 import argparse
+import dataclasses
+import logging
 import os
 import sys
 from concurrent.futures import Executor
 from pathlib import Path
 
+from traitlets.config import Config
+
+from autograder import logs
 from autograder.course.course import Course
 from autograder.course.paths import EXPORT_FILE, GRADING_DIRECTORY
-from autograder.course.settings import REPO_ROOT
+from autograder.course.settings import CONFIG_FILE, REPO_ROOT, GradeSettings, load_config
 from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
 from autograder.lms.base import formats
@@ -28,6 +36,8 @@ from autograder.pipeline import collect
 from autograder.pipeline.handin_names import shown
 from autograder.pipeline.handins import MAX_BYTES, HandinLimits, safe_name
 from autograder.pipeline.results import Status, SubmissionResult
+
+log = logging.getLogger(__name__)
 
 
 def dask_executor(address: str) -> Executor:
@@ -43,19 +53,20 @@ def run_collect(args: argparse.Namespace) -> int:
     found = collect.collect(args.download, args.course, args.pattern, HandinLimits(max_bytes=args.max_bytes))
     for student, assignment, name in found.collected:
         lms_id = found.lms_ids.get((student, assignment))
-        print(f"collected  {student:20s} {assignment:24s} <- {safe_name(name)}" + (f" ({lms_id})" if lms_id else ""))
+        log.info(f"collected  {student:20s} {assignment:24s} <- {safe_name(name)}" + (f" ({lms_id})" if lms_id else ""))
     for student, assignment, name in found.copies_taken():
-        print(f"{student}: took {shown(name)} as {assignment}.ipynb")
+        log.info(f"{student}: took {shown(name)} as {assignment}.ipynb")
     taken = {(student, assignment): name for student, assignment, name in found.collected}
     for student, assignment, name in found.replaced:
-        print(f"{student}: ignored {shown(name)} ({shown(taken[student, assignment])} was taken as {assignment}.ipynb)")
+        kept = shown(taken[student, assignment])
+        log.info(f"{student}: ignored {shown(name)} ({kept} was taken as {assignment}.ipynb)")
     for name in found.unreadable:
-        print(f"unreadable {safe_name(name)} (collected; grade will report it)")
+        log.info(f"unreadable {safe_name(name)} (collected; grade will report it)")
     for name in found.unmatched:
-        print(f"unmatched  {safe_name(name)}")
+        log.info(f"unmatched  {safe_name(name)}")
     for refusal in found.refused:
-        print(f"refused    {refusal.found} ({refusal.student}, {refusal.assignment}): {refusal.reason}")
-    print(f"{len(found.collected)} collected, {len(found.unmatched)} unmatched, {len(found.unreadable)} unreadable, "
+        log.info(f"refused    {refusal.found} ({refusal.student}, {refusal.assignment}): {refusal.reason}")
+    log.info(f"{len(found.collected)} collected, {len(found.unmatched)} unmatched, {len(found.unreadable)} unreadable, "
           f"{len(found.refused)} refused, {len(found.replaced)} not taken")  # fmt: skip
     return 0
 
@@ -66,18 +77,19 @@ def run_sanitize(args: argparse.Namespace) -> int:
     course: Course = args.course
     run = sanitize.sanitize_submissions(course, args.assignment or course.assignments(), args.student, args.write)
     for line in run.lines:
-        print(line)
-    print(run.summary(args.write))
+        log.info(line)
+    log.info(run.summary(args.write))
     return 0
 
 
 def run_grade(args: argparse.Namespace) -> int:
     from autograder.pipeline import grade, profile  # noqa: PLC0415
 
-    limits = Limits(args.timeout, int(args.memory * 2**30), cell_timeout=args.cell_timeout)
+    limits = dataclasses.replace(Limits.configured(args.config), wall_seconds=args.timeout,
+                                 memory_bytes=int(args.memory * 2**30), cell_timeout=args.cell_timeout)  # fmt: skip
     sandbox = None if args.sandbox == "auto" else args.sandbox == "on"
     if sandbox is None and not bwrap_available():
-        print("note: bubblewrap (bwrap) is not installed; student code runs without a filesystem sandbox")
+        log.warning("note: bubblewrap (bwrap) is not installed; student code runs without a filesystem sandbox")
     executor = dask_executor(args.scheduler) if args.scheduler else None
     results = grade.grade(
         args.course, assignments=args.assignment, students=args.student, jobs=args.jobs, force=args.force,
@@ -85,12 +97,12 @@ def run_grade(args: argparse.Namespace) -> int:
     )  # fmt: skip
     handed_in = {path.name for path in args.course.grading.submitted().glob("*/*") if path.is_dir()}
     for line in grade_summary(results, handed_in):
-        print(line)
+        log.info(line)
     if args.profile:
         reference = profile.reference_cell_seconds(args.course, {r.assignment for r in results})
-        print("\nmean seconds per job and phase (reference: the reference answers' own cell time):")
+        log.info("\nmean seconds per job and phase (reference: the reference answers' own cell time):")
         for line in profile.phase_table(results, reference):
-            print(line)
+            log.info(line)
     return 0
 
 
@@ -130,16 +142,16 @@ def run_feedback(args: argparse.Namespace) -> int:
     if release or everything:
         unmatched = feedback.release_flagged(args.course, release, everything)
     for selector in unmatched:
-        print(f"--release-flagged {selector}: no flagged submission of that name", file=sys.stderr)
+        log.warning(f"--release-flagged {selector}: no flagged submission of that name")
     run = feedback.write_feedback(args.course, args.student)
     for path in run.written:
-        print(path)
+        log.info(path)
     for result in run.held:
         key = feedback.submission_key(result)
-        print(f"held {key}: flagged ({result.reason}); after a look, release it with --release-flagged {key}")
+        log.info(f"held {key}: flagged ({result.reason}); after a look, release it with --release-flagged {key}")
         for flag in result.flags:
-            print(f"    {flag}")
-    print(f"{len(run.written)} feedback files written, {len(run.held)} submissions held")
+            log.info(f"    {flag}")
+    log.info(f"{len(run.written)} feedback files written, {len(run.held)} submissions held")
     return 1 if unmatched else 0
 
 
@@ -152,27 +164,27 @@ def run_export(args: argparse.Namespace) -> int:
         raise SystemExit("export --feedback: name the LMS with --format")
     if args.format == "csv":
         frame = export.export_csv(args.course, output)
-        print(f"{len(frame)} rows -> {output}")
+        log.info(f"{len(frame)} rows -> {output}")
         return 0
     lms = formats()[args.format](args.course)
     args.output = output
     written = lms.send_feedback(args) if args.feedback else lms.write_grades(export.export_frame(args.course), output)
     for path in written.files:
-        print(f"{args.format} {'feedback' if args.feedback else 'import file'} -> {path}")
+        log.info(f"{args.format} {'feedback' if args.feedback else 'import file'} -> {path}")
     for line in written.planned:
-        print(f"dry run, not sent: {line}")
-    print(f"{written.students} {'submissions with feedback' if args.feedback else 'student rows'}")
+        log.info(f"dry run, not sent: {line}")
+    log.info(f"{written.students} {'submissions with feedback' if args.feedback else 'student rows'}")
     if written.left_out:
-        print(f"left out, no {args.format} identifier from collect: {', '.join(written.left_out)}")
+        log.info(f"left out, no {args.format} identifier from collect: {', '.join(written.left_out)}")
     for submission in written.to_check:
-        print(f"look before importing: {submission} (see the plain export)")
+        log.info(f"look before importing: {submission} (see the plain export)")
     return 0
 
 
 def run_report(args: argparse.Namespace) -> int:
     from autograder.pipeline import report  # noqa: PLC0415
 
-    print(report.write_report(args.course, args.output))
+    log.info(report.write_report(args.course, args.output))
     return 0
 
 
@@ -182,13 +194,18 @@ def run_similarity(args: argparse.Namespace) -> int:
     return command.run(args.course, args.assignment, args.jobs, args.output)
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(config: Config | None = None) -> argparse.ArgumentParser:
+    """The command line, its defaults those ``config`` sets (:func:`load_config`; None: this repository's)."""
+    limits = Limits.configured(load_config() if config is None else config)
+    grading = GradeSettings(config=load_config() if config is None else config)
     main = argparse.ArgumentParser(prog="python -m autograder", description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     add_course_options(main, REPO_ROOT, GRADING_DIRECTORY)
+    logs.add_options(main)
     # The same options after the command (`grade --root X`); given there, they replace those given before it.
     course = argparse.ArgumentParser(add_help=False)
     add_course_options(course, argparse.SUPPRESS, argparse.SUPPRESS)
+    logs.add_options(course, argparse.SUPPRESS)
     commands = main.add_subparsers(dest="command", required=True)
 
     step = commands.add_parser("collect", help="LMS download -> submitted/", parents=[course])
@@ -207,17 +224,18 @@ def parser() -> argparse.ArgumentParser:
     step = commands.add_parser("grade", help="autograde all (or some) submissions", parents=[course])
     step.add_argument("--assignment", nargs="+", action="extend", help="repeat or list several")
     step.add_argument("--student", nargs="+", action="extend", help="repeat or list several")
-    step.add_argument("--jobs", type=int, default=2, help="parallel submissions (default: %(default)s)")
+    step.add_argument("--jobs", type=int, default=grading.jobs, help="parallel submissions (default: %(default)s)")
     step.add_argument("--force", action="store_true", help="re-grade submissions already graded")
-    step.add_argument("--timeout", type=float, default=Limits.wall_seconds,
+    step.add_argument("--timeout", type=float, default=limits.wall_seconds,
                       help="wall-clock seconds per submission (default: %(default)g)")  # fmt: skip
     step.add_argument(
         "--cell-timeout",
         type=int,
-        default=Limits.cell_timeout,
-        help="most seconds per cell (each cell gets 10x its reference time + 5 s, up to this; default: %(default)s)",
+        default=limits.cell_timeout,
+        help=f"most seconds per cell (each cell gets {limits.reference_factor:g}x its reference time + "
+        f"{limits.reference_margin:g} s, up to this; default: %(default)s)",
     )
-    step.add_argument("--memory", type=float, default=Limits.memory_bytes / 2**30,
+    step.add_argument("--memory", type=float, default=limits.memory_bytes / 2**30,
                       help="GiB of address space per process of a submission (default: %(default)g)")  # fmt: skip
     step.add_argument("--sandbox", choices=["auto", "on", "off"], default="auto",
                       help="bubblewrap (auto: if present; default: %(default)s)")  # fmt: skip
@@ -284,7 +302,17 @@ def use_this_environments_tools() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     use_this_environments_tools()
-    args = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    settings = [arg for arg in argv if arg.startswith("--") and "." in arg.split("=", 1)[0]]  # --Class.trait=value
+    given = [arg for arg in argv if arg not in settings]
+    root = argparse.ArgumentParser(add_help=False)
+    add_course_options(root, REPO_ROOT, GRADING_DIRECTORY)
+    config = load_config(root.parse_known_args(given)[0].root, settings)
+    args = parser(config).parse_args(given)
+    logs.configure(args.log_level)
+    ours = {name: dict(section) for name, section in config.items() if name.endswith("Settings")}
+    log.debug(f"settings (the course's {CONFIG_FILE}, then {' '.join(settings) or 'no --Class.trait=value'}): {ours}")
+    args.config = config
     args.course = Course(args.root, args.grading_directory)  # every command's paths and settings
     return args.run(args)
 

@@ -12,15 +12,18 @@ and listed without their random part.
 """
 
 import argparse
+import logging
 import os
 import shutil
 import stat
 from pathlib import Path
 
+from autograder import logs
 from autograder.pipeline.exchange_collect import account_name, shown
 from autograder.pipeline.handins import safe_name
 from classroom.layout import COURSE_ID, DEFAULT_PREFIX, HubLayout
 
+log = logging.getLogger(__name__)
 
 def named_account(entry: str) -> str:
     """The account an inbound entry's name gives: what precedes its first ``+``."""
@@ -67,13 +70,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0].split(": ", 1)[1])
     parser.add_argument("--prefix", type=Path, default=DEFAULT_PREFIX, help="the hub's prefix (default: %(default)s)")
     parser.add_argument("--student", help="only the entries that name this student or that its account made")
+    logs.add_options(parser)
     args = parser.parse_args(argv)
+    logs.configure(args.log_level)
     if os.geteuid() != 0:
         raise SystemExit("clear_inbound removes other accounts' entries from a sticky folder: run it as root")
     removed = clear_inbound(HubLayout(args.prefix), args.student)
     for entry, maker in removed:
-        print(f"removed {shown(entry)} (made by {maker}, not by {safe_name(named_account(entry))})")
-    print(f"{len(removed)} entries removed from the inbound" + (f" (--student {args.student})" if args.student else ""))
+        log.info(f"removed {shown(entry)} (made by {maker}, not by {safe_name(named_account(entry))})")
+    only = f" (--student {args.student})" if args.student else ""
+    log.info(f"{len(removed)} entries removed from the inbound{only}")
     return 0
 
 

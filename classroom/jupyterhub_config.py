@@ -1,25 +1,11 @@
 """JupyterHub's settings for the course's classroom: ``make hub`` starts it with this file.
 
-Every value comes from the layout that ``python -m classroom.provision`` made (its prefix in
-``TFCOURSE_HUB_PREFIX``) and from a few variables:
-
-- ``TFCOURSE_HUB_IP`` (default 127.0.0.1) and ``TFCOURSE_HUB_PORT`` (8000; the hub's own API
-  listens on the next port and the proxy's API on the one after);
-- ``TFCOURSE_HUB_AUTH``: ``pam`` (system passwords, the default), ``lti11`` or ``lti13`` (a
-  link in the LMS; their settings are read from ``state/lti11.json`` or ``state/lti13.json``,
-  see docs/running-a-class.md);
-- ``TFCOURSE_HUB_STATE``: the folder of the hub's database, cookie secret and LTI settings
-  (default ``state/`` under the prefix);
-- ``TFCOURSE_HUB_EXTRA_CONFIG``: a further config file loaded last (the tests add an API token).
-- ``TFCOURSE_HUB_MEM_LIMIT`` (2G), ``TFCOURSE_HUB_CPU_LIMIT`` (1) and ``TFCOURSE_HUB_TASKS_LIMIT`` (512): each
-  student's memory, cores, and processes and threads (classroom/limits.py; 0: none); with ngshare,
-  ``TFCOURSE_HUB_NGSHARE_MEM_LIMIT`` (1G), the service's memory; ``TFCOURSE_HUB_DISK_LIMIT`` (0: off), the size of each
-  student's home, a filesystem of its own;
-- ``TFCOURSE_HUB_CULL_IDLE`` (3600) and ``TFCOURSE_HUB_KERNEL_CULL_IDLE`` (1800): the seconds after which an
-  idle server is stopped, an idle kernel shut down (0: never). ``make hub`` sets these from its ``MEM_LIMIT``,
-  ``CPU_LIMIT``, ``TASKS_LIMIT``, ``NGSHARE_MEM_LIMIT``, ``DISK_LIMIT``, ``CULL_IDLE`` and ``KERNEL_CULL_IDLE``.
-- ``TFCOURSE_HUB_DUE_DATES_EVERY`` (30): the seconds between two looks at the due dates, extensions and
-  roster languages by the ``student-view`` service, and at what it published by each student's server.
+Every value comes from the layout that ``python -m classroom.provision`` made and from ``HubSettings``
+(autograder/course/settings.py; docs/instructors.md lists them): its prefix, address and port, the login
+(``pam``, ``lti11`` or ``lti13``, whose settings are read from ``state/lti11.json`` or ``state/lti13.json``,
+see docs/running-a-class.md), each student's limits (classroom/limits.py), the idle servers' and kernels'
+culling, how often the due dates are looked at. ``make hub`` sets them through their variables
+(``make hub PORT=8001`` gives the hub ``TFCOURSE_HUB_PORT``).
 
 The exchange is the one ``provision`` laid out (``config/exchange``): nbgrader's folder on this
 machine, or ngshare (``--exchange ngshare``), which the hub then runs as a managed service on
@@ -40,14 +26,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the classroom package, beside this file
 
+from autograder.course.settings import CourseSettings, HubSettings  # noqa: E402
 from classroom.hub_auth import is_instructor  # noqa: E402
-from classroom.layout import DEFAULT_PREFIX, INSTRUCTORS, HubLayout  # noqa: E402
+from classroom.layout import INSTRUCTORS, HubLayout  # noqa: E402
 from classroom.limits import announce, configure_limits, confine_service  # noqa: E402
 from classroom.provision import NGSHARE_USER  # noqa: E402
 from classroom.student_view import VIEW_FOLDER, VIEW_VARIABLE  # noqa: E402
 
 c = get_config()  # noqa: F821 (JupyterHub provides get_config)
-layout = HubLayout(Path(os.environ.get("TFCOURSE_HUB_PREFIX", DEFAULT_PREFIX)))
+hub = HubSettings(config=c)
+layout = HubLayout(Path(hub.prefix))
 # Each managed service ends with the hub's process (a hub killed by SIGKILL or for memory left them running as root
 # beside those its next start runs): setpriv (util-linux) has the kernel send the service SIGTERM when the hub dies.
 if shutil.which("setpriv") is None:
@@ -59,10 +47,10 @@ WITH_THE_HUB = ["setpriv", "--pdeathsig", "TERM", "--"]
 # after the other; started from here on, they take SIGINT's default. (The hub handles SIGINT itself all the same.)
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
-port = int(os.environ.get("TFCOURSE_HUB_PORT", "8000"))
-state = Path(os.environ.get("TFCOURSE_HUB_STATE", layout.state))
+port = hub.port
+state = Path(hub.state or layout.state)
 
-c.JupyterHub.bind_url = f"http://{os.environ.get('TFCOURSE_HUB_IP', '127.0.0.1')}:{port}"
+c.JupyterHub.bind_url = f"http://{hub.ip}:{port}"
 c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{port + 1}"
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{port + 2}"
 c.ConfigurableHTTPProxy.command = [str(layout.proxy)]
@@ -77,7 +65,7 @@ c.JupyterHub.cleanup_proxy = False
 c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
 
-auth = os.environ.get("TFCOURSE_HUB_AUTH", "pam")
+auth = hub.auth
 if auth == "pam":
     c.JupyterHub.authenticator_class = "classroom.hub_auth.CoursePAMAuthenticator"
 elif auth == "lti11":
@@ -93,7 +81,7 @@ elif auth == "lti13":
             setattr(c.LTI13Authenticator, name, settings[name])
     c.LTI13Authenticator.client_id = set(settings["client_id"])
 else:
-    raise ValueError(f"TFCOURSE_HUB_AUTH={auth!r}: use pam, lti11 or lti13")
+    raise ValueError(f"HubSettings.auth={auth!r}: use pam, lti11 or lti13")
 
 c.Spawner.cmd = [str(layout.env / "bin" / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
@@ -102,11 +90,11 @@ c.Spawner.http_timeout = 120
 c.Spawner.environment = {"PATH": f"{layout.env / 'bin'}:/usr/local/bin:/usr/bin:/bin"}
 # Each student's memory, CPU and processes (make hub's MEM_LIMIT, CPU_LIMIT, TASKS_LIMIT): a cgroup per student, or one
 # line saying why not; their home's size (DISK_LIMIT).
-announce(configure_limits(c, home_images=layout.home_images))
+announce(configure_limits(c, hub, home_images=layout.home_images))
 # A kernel idle for KERNEL_CULL_IDLE seconds (default 30 min: a class's break) is shut down by its server, unless a
 # notebook tab is still connected to it (cull_connected) or it is running a cell (cull_busy): the notebooks a
 # student closed without shutting down give their memory back, and no open notebook loses its variables.
-kernel_cull_idle = int(os.environ.get("TFCOURSE_HUB_KERNEL_CULL_IDLE", "1800"))
+kernel_cull_idle = hub.kernel_cull_idle
 if kernel_cull_idle > 0:
     c.Spawner.args = [
         f"--MappingKernelManager.cull_idle_timeout={kernel_cull_idle}",
@@ -133,14 +121,13 @@ def role_settings(spawner) -> None:
 
 c.Spawner.pre_spawn_hook = role_settings
 
-extra = os.environ.get("TFCOURSE_HUB_EXTRA_CONFIG")
-if extra:
-    load_subconfig(extra)  # noqa: F821 (JupyterHub provides load_subconfig)
+if hub.extra_config:
+    load_subconfig(hub.extra_config)  # noqa: F821 (JupyterHub provides load_subconfig)
 
 # A server with no activity for CULL_IDLE seconds (default an hour, as Zero to JupyterHub's culler: longer than a
 # lesson's pause, short enough that a class's forgotten servers give back their memory; 0: never) is stopped by
 # jupyterhub-idle-culler, a hub service; the student's files stay in their home, a new login starts a fresh server.
-cull_idle = int(os.environ.get("TFCOURSE_HUB_CULL_IDLE", "3600"))
+cull_idle = hub.cull_idle
 if cull_idle > 0:
     services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []  # the extra config's
     roles = c.JupyterHub.load_roles if isinstance(c.JupyterHub.load_roles, list) else []
@@ -158,7 +145,7 @@ if cull_idle > 0:
 # Each student's due dates, extension and edition (classroom/publish_student_view.py): published every
 # DUE_DATES_EVERY seconds (default 30) by a service run as root from this repository (as this file is), which alone
 # reads the course folder and the roster's languages; each student's server rewrites ~/DUE_DATES.md from it as often.
-due_dates_every = os.environ.get("TFCOURSE_HUB_DUE_DATES_EVERY", "30")
+due_dates_every = str(hub.due_dates_every)
 c.Spawner.environment[VIEW_VARIABLE] = str(layout.prefix / VIEW_FOLDER)
 c.Spawner.environment["TFCOURSE_DUE_DATES_REFRESH"] = due_dates_every
 services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []  # the extra config's, the culler
@@ -172,7 +159,7 @@ c.JupyterHub.services = [*services, {
 if layout.exchange_kind() == "ngshare":
     ngshare = f"http://127.0.0.1:{port + 3}"
     # Its memory in a cgroup of its own (make hub's NGSHARE_MEM_LIMIT), which its launcher joins.
-    confined, line = confine_service(NGSHARE_USER)
+    confined, line = confine_service(NGSHARE_USER, hub)
     announce(line)
     services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []  # the extra config's
     c.JupyterHub.services = [*services, {
@@ -191,4 +178,4 @@ if layout.exchange_kind() == "ngshare":
         ],
     }]  # fmt: skip
     # Each server's nbgrader reaches the service directly (its path keeps the hub's prefix).
-    c.Spawner.environment["TFCOURSE_NGSHARE_URL"] = f"{ngshare}/services/ngshare"
+    c.Spawner.environment[CourseSettings.variable("ngshare_url")] = f"{ngshare}/services/ngshare"

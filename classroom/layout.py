@@ -18,10 +18,12 @@
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.course.settings import CourseSettings, load_config
+
 DEFAULT_PREFIX = Path("/srv/tfcourse")
 INSTRUCTORS = "tfcourse-instructors"
 STUDENTS = "tfcourse-students"
-COURSE_ID = "transformers-from-scratch"  # autograder/course/settings.py sets the same for the course folder
+COURSE_ID = CourseSettings(config=load_config()).course_id  # the exchange's course: the repository's setting
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import argparse
 import grp
 import hashlib
 import json
+import logging
 import os
 import pwd
 import re
@@ -18,11 +19,13 @@ import subprocess
 import time
 from pathlib import Path
 
-from autograder.course.settings import CELL_TIMEOUT_SECONDS, INSTRUCTOR_SERVER_CONFIG
+from autograder import logs
+from autograder.course.settings import INSTRUCTOR_SERVER_CONFIG, CourseSettings, every_users_settings, load_config
 from classroom.accounts import record_created, remove_accounts
 from classroom.layout import COURSE_ID, DEFAULT_PREFIX, INSTRUCTORS, STUDENTS, HubLayout
 from classroom.system_users import ensure_group, ensure_service_user, ensure_user
 
+log = logging.getLogger(__name__)
 REPO = Path(__file__).resolve().parents[1]
 # The interpreter the environment is made from: one every user may run (pyenv's, under /root, is not).
 BASE_PYTHON = "/usr/bin/python3"
@@ -195,16 +198,15 @@ def install_proxy(layout: HubLayout) -> None:
 
 
 def write_config(layout: HubLayout, exchange: str = "filesystem") -> None:
-    """Every user's nbgrader settings (course id, exchange) and each role's Jupyter settings."""
+    """Every user's nbgrader settings (course id, cell timeout, exchange: the repository's ``CourseSettings``) and
+    each role's Jupyter settings."""
     common = layout.role_config("common")
     common.mkdir(parents=True, exist_ok=True)
     (common / "nbgrader_config.py").write_text(
         "# Written by classroom/provision.py: the nbgrader settings every user of the hub shares.\n"
         "c = get_config()  # noqa: F821\n"
-        f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
-        "# A student's Validate allows each cell what grading allows (nbgrader's own default is 30 s: on a busy hub a\n"
-        "# training cell of 06 passed it, and the validation failed where grading would not).\n"
-        f"c.Execute.timeout = {CELL_TIMEOUT_SECONDS}\n" + EXCHANGE_SETTINGS[exchange].format(root=str(layout.exchange))
+        + every_users_settings(CourseSettings(config=load_config()))
+        + EXCHANGE_SETTINGS[exchange].format(root=str(layout.exchange))
     )
     layout.exchange_choice.write_text(exchange)
     student = layout.role_config("student")
@@ -234,12 +236,12 @@ def write_config(layout: HubLayout, exchange: str = "filesystem") -> None:
 
 
 # The exchange each user's nbgrader talks to. ngshare: the service the hub runs, at the address
-# the hub gives every server (TFCOURSE_NGSHARE_URL, classroom/jupyterhub_config.py); who is who
+# the hub gives every server (CourseSettings.ngshare_url, classroom/jupyterhub_config.py); who is who
 # comes from each user's own hub token, and the server stamps each hand-in's time.
 NGSHARE_SETTINGS = (
     "import os  # noqa: E402\n"
     "import ngshare_exchange  # noqa: E402\n"
-    "ngshare_exchange.configureExchange(c, os.environ['TFCOURSE_NGSHARE_URL'])\n"
+    f"ngshare_exchange.configureExchange(c, os.environ[{CourseSettings.variable('ngshare_url')!r}])\n"
     "# ngshare-exchange's submit, after the check collect makes (the limits below, plain files and folders only).\n"
     "c.ExchangeFactory.submit = 'classroom.student_submit.CheckedNgshareSubmit'\n"
     "# The Chinese notebooks released inside each assignment; a student of that edition fetches them.\n"
@@ -294,7 +296,7 @@ def make_exchange(layout: HubLayout) -> None:
             os.lchown(aside, 0, 0)
             if not aside.is_symlink():
                 aside.chmod(0o700)
-            print(f"warning: {folder} was not root's: moved to {aside} (closed); a new one replaces it")
+            log.warning(f"warning: {folder} was not root's: moved to {aside} (closed); a new one replaces it")
         folder.mkdir(exist_ok=True)
         os.chown(folder, 0, instructors)
         folder.chmod(mode)
@@ -368,9 +370,9 @@ def remove_class_accounts(layout: HubLayout, homes: bool) -> None:
     """``--remove-accounts``: the accounts provision and the roster made for this class (:mod:`classroom.accounts`)."""
     removed, left = remove_accounts(layout.state, homes)
     for line in left:
-        print(line)
+        log.info(line)
     kept = "removed with them" if homes else "kept, given to root (--remove-homes removes them)"
-    print(f"removed {len(removed)} accounts the course made: {', '.join(removed) or 'none'}; their homes {kept}")
+    log.info(f"removed {len(removed)} accounts the course made: {', '.join(removed) or 'none'}; their homes {kept}")
     if left:
         raise SystemExit(f"{len(left)} of the accounts the course made were kept: see why above")
 
@@ -385,11 +387,13 @@ def main() -> None:
     parser.add_argument("--remove-accounts", action="store_true",
                         help="instead: remove the system users provision and the roster made (no other)")  # fmt: skip
     parser.add_argument("--remove-homes", action="store_true", help="with --remove-accounts: their homes too")
+    logs.add_options(parser)
     args = parser.parse_args()
+    logs.configure(args.log_level)
     if args.remove_accounts:
         return remove_class_accounts(HubLayout(args.prefix.resolve()), args.remove_homes)
     provision(HubLayout(args.prefix.resolve()), args.instructor, args.refresh_course, args.exchange)
-    print(f"hub laid out under {args.prefix}; start it with: make hub HUB_PREFIX={args.prefix}")
+    log.info(f"hub laid out under {args.prefix}; start it with: make hub HUB_PREFIX={args.prefix}")
 
 
 if __name__ == "__main__":

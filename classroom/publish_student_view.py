@@ -17,6 +17,7 @@ import argparse
 import csv
 import grp
 import json
+import logging
 import os
 import pwd
 import tempfile
@@ -24,6 +25,7 @@ import time
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
+from autograder import logs
 from autograder.course.deadlines import DUE_DATES_FILE, DueDateError, read_due_dates
 from autograder.course.extensions import EXTENSIONS_FILE, read_extensions
 from autograder.course.settings import assignment_ids
@@ -31,6 +33,7 @@ from classroom.layout import DEFAULT_PREFIX, STUDENTS, HubLayout
 from classroom.roster import LANGUAGES_FILE
 from classroom.student_view import ENGLISH, LANGUAGES, VIEW_FOLDER, Deadline, StudentView
 
+log = logging.getLogger(__name__)
 
 def views(course: Path, languages: dict[str, str], students: list[str]) -> dict[str, StudentView]:
     """Each student's view of the course at ``course`` (raises :class:`DueDateError` on a bad file)."""
@@ -123,13 +126,15 @@ def main() -> None:
     parser.add_argument("--prefix", type=Path, default=DEFAULT_PREFIX)
     parser.add_argument("--state", type=Path, help="the hub's state folder (default: state/ under the prefix)")
     parser.add_argument("--every", type=float, default=30.0, help="seconds between two looks (default 30)")
+    logs.add_options(parser)
     args = parser.parse_args()
+    logs.configure(args.log_level)
     layout = HubLayout(args.prefix)
     state = args.state or layout.state
     while True:
         said = look_once(layout, state)
         if said:
-            print(said, flush=True)
+            log.info(said)
         time.sleep(args.every)
 
 

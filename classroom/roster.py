@@ -15,14 +15,17 @@ the hub's ``student-view`` service publishes to each student; running the script
 import argparse
 import csv
 import json
+import logging
 import secrets
 from pathlib import Path
 
+from autograder import logs
 from classroom.accounts import record_created
 from classroom.layout import DEFAULT_PREFIX, STUDENTS, HubLayout
 from classroom.student_view import ENGLISH, LANGUAGES
 from classroom.system_users import check_name, ensure_user, set_password
 
+log = logging.getLogger(__name__)
 ID_COLUMNS = ("student", "id")
 LANGUAGES_FILE = "languages.json"  # in the hub's state folder: {student: "zh"}
 
@@ -102,16 +105,18 @@ def main() -> None:
         "--prefix", type=Path, default=DEFAULT_PREFIX, help=f"the hub's prefix (default {DEFAULT_PREFIX})"
     )
     parser.add_argument("--passwords", action="store_true", help="give each new student a password (PAM login)")
+    logs.add_options(parser)
     args = parser.parse_args()
+    logs.configure(args.log_level)
     students = read_roster(args.roster)
     given = add_students(HubLayout(args.prefix), students, args.passwords)
     languages = read_languages(args.roster)
     if languages:
         save_languages(HubLayout(args.prefix).state, languages)
-        print(f"editions: {sum(lang != ENGLISH for lang in languages.values())} students get the Chinese notebooks")
-    print(f"{len(students)} students in the roster, {len(given)} new passwords")
+        log.info(f"editions: {sum(lang != ENGLISH for lang in languages.values())} students get the Chinese notebooks")
+    log.info(f"{len(students)} students in the roster, {len(given)} new passwords")
     if given:
-        print(f"passwords: {HubLayout(args.prefix).state / 'initial_passwords.csv'} (root only)")
+        log.info(f"passwords: {HubLayout(args.prefix).state / 'initial_passwords.csv'} (root only)")
 
 
 if __name__ == "__main__":

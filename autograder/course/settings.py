@@ -1,16 +1,19 @@
-"""Where the course lives and how nbgrader is configured for it.
+"""Where the course lives, every setting a user may change, and how nbgrader is configured for it.
 
-The names of the course's folders and its limits are defined here once. One function,
-:func:`configure`, writes every nbgrader setting the course needs into a traitlets ``Config``.
+Each setting is a traitlet of a ``Configurable`` class below, as nbgrader declares its own, set in the course's
+``nbgrader_config.py`` or on the command line (:func:`load_config`; docs/instructors.md, Settings).
+One function, :func:`configure`, writes every nbgrader setting the course needs into a traitlets ``Config``.
 The repository's ``nbgrader_config.py`` calls it with the repository root;
 :meth:`autograder.course.course.Course.config` with any course's.
 """
 
 import os
+from collections.abc import Sequence
 from importlib.util import find_spec
 from pathlib import Path
 
-from traitlets.config import Config
+from traitlets import Float, Int, Unicode
+from traitlets.config import Config, Configurable, KVArgParseConfigLoader, PyFileConfigLoader
 
 from autograder.course.paths import AUTOGRADED, FEEDBACK, GRADING_DIRECTORY, GradingFolder
 
@@ -18,10 +21,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SOURCE_DIRECTORY = "solutions"
 RELEASE_DIRECTORY = "notebooks"
 DATA_DIRECTORY = "data"  # what a graded notebook may read (tfcourse finds its data there too)
-CELL_TIMEOUT_SECONDS = 120
-# Set (to the service's address) where the classroom hub's exchange is ngshare: classroom/jupyterhub_config.py
-# gives it to every server, and each user's nbgrader settings (classroom/provision.py) read it.
-NGSHARE_URL_VARIABLE = "TFCOURSE_NGSHARE_URL"
+CONFIG_FILE = "nbgrader_config.py"  # in the course's root: the instructor's settings (see load_config)
 # The formgrader's maths: MathJax 2 from the jupyter-server-mathjax package, which the server
 # serves under its static path (its config folder enables it), relative to the server's base URL.
 FORMGRADER_MATHJAX = "static/jupyter_server_mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
@@ -29,6 +29,96 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 # The instructor's Jupyter server settings (the page policy extension): a folder on JUPYTER_CONFIG_PATH for
 # `make instructor-lab`, copied into the hub's instructor settings by classroom/provision.py.
 INSTRUCTOR_SERVER_CONFIG = Path(__file__).resolve().parent / "jupyter"
+
+
+class Settings(Configurable):
+    """A group of settings. Each takes its variable (``env_prefix`` and its name, or its ``env`` tag) where that is set
+    and the configuration does not set it: the configuration wins, then the variable, then the default."""
+
+    env_prefix = ""
+
+    @classmethod
+    def variable(cls, name: str) -> str | None:
+        prefixed = cls.env_prefix + name.upper() if cls.env_prefix else None
+        return cls.class_traits()[name].metadata.get("env") or prefixed
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        section = self.config.get(type(self).__name__, {})
+        for name, trait in self.traits(config=True).items():
+            value = os.environ.get(self.variable(name) or "", "").strip()
+            if value and name not in section and name not in kwargs:
+                setattr(self, name, trait.from_string(value))
+
+
+class CourseSettings(Settings):
+    """The course as nbgrader knows it: every user's nbgrader settings carry these."""
+
+    course_id = Unicode("transformers-from-scratch", help="nbgrader's course id: the exchange's course folder").tag(
+        config=True)
+    cell_timeout = Int(120, help="Most seconds a cell may run, in Validate and grading (Execute.timeout)").tag(
+        config=True)
+    ngshare_url = Unicode("", help="The ngshare exchange's address (empty: nbgrader's folder exchange); the hub gives "
+                          "it to every server").tag(config=True, env="TFCOURSE_NGSHARE_URL")  # fmt: skip
+
+
+class GradeSettings(Settings):
+    """``python -m autograder grade``'s limits on each submission (its flags, where given, win)."""
+
+    jobs = Int(2, help="Submissions graded in parallel").tag(config=True)
+    wall_seconds = Float(900.0, help="Wall-clock seconds per submission").tag(config=True)
+    memory_gib = Float(4.0, help="GiB of address space per process of a submission").tag(config=True)
+    reference_factor = Float(10.0, help="A cell's limit: this times the reference answers' time for it, plus "
+                             "reference_margin, at most CourseSettings.cell_timeout").tag(config=True)  # fmt: skip
+    reference_margin = Float(5.0, help="Seconds for jitter and a one-off cost (a first import)").tag(config=True)
+
+
+class HubSettings(Settings):
+    """The one-machine hub (classroom/jupyterhub_config.py); ``make hub PORT=8001`` sets ``TFCOURSE_HUB_PORT``."""
+
+    env_prefix = "TFCOURSE_HUB_"
+    prefix = Unicode("/srv/tfcourse", help="The folder classroom.provision laid out").tag(config=True)
+    ip = Unicode("127.0.0.1", help="The address the hub listens on").tag(config=True)
+    port = Int(8000, help="The hub's port; its API listens on the next, the proxy's API on the one after").tag(
+        config=True)
+    auth = Unicode("pam", help="pam (system passwords), lti11 or lti13 (state/lti11.json, lti13.json)").tag(config=True)
+    state = Unicode("", help="The hub's database, cookie secret, LTI settings (empty: state/ in prefix)").tag(
+        config=True)
+    extra_config = Unicode("", help="A further JupyterHub config file, loaded last").tag(config=True)
+    mem_limit = Unicode("2G", help="Each student's memory (0: none)").tag(config=True)
+    cpu_limit = Unicode("1", help="Each student's cores (0: none)").tag(config=True)
+    tasks_limit = Unicode("512", help="Each student's processes and threads together (0: none)").tag(config=True)
+    disk_limit = Unicode("0", help="Each student's home, a filesystem of this size (0: off)").tag(config=True)
+    ngshare_mem_limit = Unicode("1G", help="The ngshare service's memory (0: none)").tag(config=True)
+    cull_idle = Int(3600, help="Seconds after which an idle server is stopped (0: never)").tag(config=True)
+    kernel_cull_idle = Int(1800, help="Seconds after which an idle kernel no tab shows stops (0: never)").tag(
+        config=True)
+    due_dates_every = Int(30, help="Seconds between two looks at due dates, extensions, languages").tag(config=True)
+
+
+SETTINGS = (CourseSettings, GradeSettings, HubSettings)
+
+
+def load_config(root: Path = REPO_ROOT, argv: Sequence[str] = ()) -> Config:
+    """The course's settings: ``root``'s ``nbgrader_config.py`` (where there is one), then ``--Class.trait=value``
+    arguments in ``argv``. The grader, provision and the Gradescope zip read their settings from this ``Config``
+    (``GradeSettings(config=load_config(root))``); a file in a student's folder is never read."""
+    config = Config()
+    if (Path(root) / CONFIG_FILE).is_file():
+        config.merge(PyFileConfigLoader(CONFIG_FILE, path=str(root)).load_config())
+    if argv:
+        config.merge(KVArgParseConfigLoader(list(argv), classes=list(SETTINGS)).load_config())
+    return config
+
+
+def every_users_settings(course: CourseSettings) -> str:
+    """The nbgrader settings every user's server reads (config file lines): the one-machine hub's and Kubernetes'."""
+    return (
+        f"c.CourseDirectory.course_id = {course.course_id!r}\n"
+        "# A student's Validate allows each cell what grading allows (nbgrader's own default is 30 s: on a busy hub a\n"
+        "# training cell of 06 passed it, and the validation failed where grading would not).\n"
+        f"c.Execute.timeout = {course.cell_timeout}\n"
+    )
 
 
 def assignment_ids(root: Path = REPO_ROOT) -> list[str]:
@@ -48,7 +138,8 @@ def configure(c: Config, root: Path, grading_directory: str = GRADING_DIRECTORY)
     """Set the course's nbgrader options on ``c`` for a course rooted at ``root``."""
     root = Path(root).resolve()
     c.CourseDirectory.root = str(root)
-    c.CourseDirectory.course_id = "transformers-from-scratch"
+    course = CourseSettings(config=c)
+    c.CourseDirectory.course_id = course.course_id
     c.CourseDirectory.source_directory = SOURCE_DIRECTORY
     c.CourseDirectory.release_directory = RELEASE_DIRECTORY
     grading = GradingFolder(root, grading_directory)
@@ -59,14 +150,14 @@ def configure(c: Config, root: Path, grading_directory: str = GRADING_DIRECTORY)
     grading.path.mkdir(parents=True, exist_ok=True)
     # Per-cell limit honoured by validate and autograde; a cell past it is interrupted
     # and grading goes on with the next cell.
-    c.Execute.timeout = CELL_TIMEOUT_SECONDS
+    c.Execute.timeout = course.cell_timeout
     c.Execute.interrupt_on_timeout = True
     # Collect from the exchange trusting nothing a student wrote there: links, other accounts'
     # files, the time in the folder's name (autograder/pipeline/exchange_collect.py). On a hub whose
-    # exchange is ngshare (its servers have NGSHARE_URL_VARIABLE, classroom/jupyterhub_config.py), the
+    # exchange is ngshare (its servers have CourseSettings.ngshare_url, classroom/jupyterhub_config.py), the
     # same collect reads ngshare's API (ngshare_collect.py) and every other step stays ngshare's: in the
     # course folder this file is read after the hub's settings, whose exchange it must not undo.
-    if os.environ.get(NGSHARE_URL_VARIABLE):
+    if course.ngshare_url:
         c.ExchangeFactory.collect = "autograder.pipeline.ngshare_collect.SafeNgshareCollect"
     else:
         c.ExchangeFactory.collect = "autograder.pipeline.exchange_collect.SafeExchangeCollect"

@@ -11,20 +11,32 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.course.settings import CELL_TIMEOUT_SECONDS, REPO_ROOT  # the checkout: autograder/ and tfcourse/
+from traitlets.config import Config
+
+from autograder.course.settings import REPO_ROOT, CourseSettings, GradeSettings  # REPO_ROOT: autograder/, tfcourse/
 
 OUTPUT_TAIL_BYTES = 8000
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-submission limits. ``memory_bytes`` caps the address space of each process."""
+    """Per-submission limits. ``memory_bytes`` caps the address space of each process. The defaults are those
+    :class:`GradeSettings` and :class:`CourseSettings` declare; :meth:`configured` reads a course's."""
 
-    wall_seconds: float = 900.0
-    memory_bytes: int = 4 * 2**30
+    wall_seconds: float = GradeSettings.wall_seconds.default_value
+    memory_bytes: int = int(GradeSettings.memory_gib.default_value * 2**30)
     file_bytes: int = 512 * 2**20
-    cell_timeout: int = CELL_TIMEOUT_SECONDS
+    cell_timeout: int = CourseSettings.cell_timeout.default_value
     threads: int | None = None  # OMP/MKL threads per process; None leaves the libraries' default
+    reference_factor: float = GradeSettings.reference_factor.default_value  # a cell's limit: this times the reference's
+    reference_margin: float = GradeSettings.reference_margin.default_value  # time, plus this
+
+    @classmethod
+    def configured(cls, config: Config) -> "Limits":
+        """The limits ``config`` (:func:`autograder.course.settings.load_config`) sets."""
+        grade, course = GradeSettings(config=config), CourseSettings(config=config)
+        return cls(grade.wall_seconds, int(grade.memory_gib * 2**30), cell_timeout=course.cell_timeout,
+                   reference_factor=grade.reference_factor, reference_margin=grade.reference_margin)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Per-cell time limits that follow the reference run, so that a loop costs seconds, not minutes.
 
-A cell's limit is ``FACTOR`` times what the cell took when the reference answers were graded,
-plus ``MARGIN_SECONDS``, never more than the course's cell timeout; a cell the reference
+A cell's limit is ``GradeSettings.reference_factor`` times what the cell took when the reference answers were graded,
+plus ``GradeSettings.reference_margin`` seconds, never more than the course's cell timeout; a cell the reference
 does not have (one the student added or rewrote) gets the cell timeout. nbclient interrupts
 a cell at its limit (``timeout_func``), and the clean re-run stops it there too. The
 reference times are measured once per assignment by ``grade`` and kept in the grading
@@ -19,15 +19,9 @@ from nbformat import NotebookNode
 
 from autograder.course.notebooks import cell_key
 from autograder.course.paths import GradingFolder
+from autograder.launch.limits import Limits
 
-FACTOR = 10
-MARGIN_SECONDS = 5.0  # jitter, and a one-off cost (a first import) that moves to the next cell
 TIMES_FILE = "reference_times.json"
-
-
-def limit(took: float, cap: float) -> float:
-    """A cell's limit when the reference took ``took`` seconds: rounded up to a tenth of a second, at most ``cap``."""
-    return min(cap, math.ceil((FACTOR * took + MARGIN_SECONDS) * 10) / 10)
 
 
 @dataclass(frozen=True)
@@ -37,11 +31,19 @@ class CellLimits:
     default: float  # the course's cell timeout: cells the reference run did not time
     seconds: dict[str, dict[str, float]] = field(default_factory=dict)
     reference: dict[str, dict[str, float]] = field(default_factory=dict)  # what the reference took
+    rule: Limits = Limits()  # its reference_factor and reference_margin
 
     @classmethod
-    def from_times(cls, times: dict[str, dict[str, float]], cap: float) -> "CellLimits":
-        limits = {notebook: {key: limit(took, cap) for key, took in cells.items()} for notebook, cells in times.items()}
-        return cls(cap, limits, times)
+    def from_times(cls, times: dict[str, dict[str, float]], rule: Limits) -> "CellLimits":
+        """Each cell's limit: ``rule``'s factor times what the reference took, plus its margin, rounded up to a tenth
+        of a second, at most ``rule.cell_timeout``."""
+        cap = rule.cell_timeout
+
+        def limit(took: float) -> float:
+            return min(cap, math.ceil((rule.reference_factor * took + rule.reference_margin) * 10) / 10)
+
+        limits = {notebook: {key: limit(took) for key, took in cells.items()} for notebook, cells in times.items()}
+        return cls(cap, limits, times, rule)
 
     def of(self, notebook: str) -> dict[str, float]:
         return self.seconds.get(notebook, {})
@@ -52,7 +54,8 @@ class CellLimits:
         took = self.reference.get(notebook, {}).get(key)
         if took is None:
             return f"{limit:g} s, the cell timeout"
-        return f"{limit:g} s, {FACTOR}x the reference's {took:.2f} s + {MARGIN_SECONDS:g} s"
+        rule = self.rule
+        return f"{limit:g} s, {rule.reference_factor:g}x the reference's {took:.2f} s + {rule.reference_margin:g} s"
 
 
 def cell_seconds(notebook: NotebookNode) -> dict[str, float]:

@@ -9,8 +9,8 @@ a time limit that follows the reference (:mod:`autograder.pipeline.cell_limits`)
 """
 
 import dataclasses
+import logging
 import os
-import sys
 import tempfile
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -36,6 +36,7 @@ from autograder.pipeline.results import Status, SubmissionResult, folder_digest,
 from autograder.pipeline.submission_files import expected_notebooks, read_notebooks
 
 REFERENCE_STUDENT = "reference-answers"
+log = logging.getLogger(__name__)
 
 
 def time_reference(job: GradeJob) -> dict[str, dict[str, float]]:
@@ -77,15 +78,14 @@ def reference_limits(jobs: dict[str, GradeJob], course: Course, executor: Execut
         try:
             times[assignment] = future.result()
         except Exception as error:  # noqa: BLE001 (without times, every cell gets the cell timeout)
-            print(f"{assignment}: timing the reference answers failed ({error})", file=sys.stderr)
+            log.warning(f"{assignment}: timing the reference answers failed ({error})")
             times[assignment] = {}
         if times[assignment]:
             save_times(course.grading, assignment, sources_digest(course.source_folder(assignment)), times[assignment])
         else:
-            print(f"{assignment}: the reference answers did not run through; every cell gets the cell timeout",
-                  file=sys.stderr)  # fmt: skip
-    cap = next(iter(jobs.values())).limits.cell_timeout if jobs else 0
-    return {assignment: CellLimits.from_times(seconds, cap) for assignment, seconds in times.items()}
+            log.warning(f"{assignment}: the reference answers did not run through; every cell gets the cell timeout")
+    rule = next(iter(jobs.values())).limits if jobs else Limits(cell_timeout=0)
+    return {assignment: CellLimits.from_times(seconds, rule) for assignment, seconds in times.items()}
 
 
 def submitted_students(course: Course) -> list[str]:
@@ -201,5 +201,5 @@ def grade(
 
 def report_cleared(folders: list[Path]) -> None:
     if folders:
-        print(f"removed {len(folders)} temporary folder(s) that a grade run left when it was stopped before its end "
-              f"(killed, or the machine went down): {', '.join(map(str, folders))}", file=sys.stderr)  # fmt: skip
+        log.warning(f"removed {len(folders)} temporary folder(s) that a grade run left when it was stopped before its "
+                    f"end (killed, or the machine went down): {', '.join(map(str, folders))}")  # fmt: skip

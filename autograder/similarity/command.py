@@ -1,5 +1,6 @@
 """``python -m autograder similarity``: each handed-in notebook compared, the results kept and the page written."""
 
+import logging
 import multiprocessing
 from pathlib import Path
 
@@ -8,6 +9,8 @@ from autograder.similarity import compare, page
 from autograder.similarity.answers import release_code
 from autograder.similarity.fingerprints import boilerplate_hashes
 from autograder.similarity.scores import MIN_STUDENTS
+
+log = logging.getLogger(__name__)
 
 
 def section(course: Course, assignment: str, jobs: int) -> tuple[compare.AssignmentSimilarity, list]:
@@ -26,8 +29,8 @@ def run(course: Course, assignments: list[str] | None, jobs: int, output: Path) 
         done = [section(course, a, jobs) for a in handed_in]
     for result, _ in done:
         small = f" (fewer than {MIN_STUDENTS} students answered: too few to rank)" if result.too_small else ""
-        print(f"{result.assignment:24s} {len(result.students):4d} submissions, {len(result.listed()):4d} pairs listed, "
-              f"{len(result.reference_copies):4d} answers identical to the reference{small}")  # fmt: skip
-    print(f"results -> {compare.save(course, [result for result, _ in done])}")
-    print(f"page    -> {page.write_page([part for _, part in done], output)}")
+        log.info(f"{result.assignment:24s} {len(result.students):4d} submissions, {len(result.listed()):4d} pairs "
+                 f"listed, {len(result.reference_copies):4d} answers identical to the reference{small}")  # fmt: skip
+    log.info(f"results -> {compare.save(course, [result for result, _ in done])}")
+    log.info(f"page    -> {page.write_page([part for _, part in done], output)}")
     return 0

@@ -44,11 +44,11 @@ import pytest
 
 from autograder.course.deadlines import submitted_at
 from autograder.course.notebooks import reference_answers
-from autograder.course.settings import source_notebook
+from autograder.course.settings import HubSettings, source_notebook
 from autograder.pipeline.exchange_collect import SafeExchangeCollect
 from classroom.cgroups import oom_kills, own_cgroup
 from classroom.layout import COURSE_ID, INSTRUCTORS, STUDENTS
-from classroom.limits import DEFAULT_NGSHARE_MEM_LIMIT, SERVICES
+from classroom.limits import SERVICES
 from classroom.provision import NGSHARE_USER
 from classroom.roster import save_languages
 from classroom.student_submit import MESSAGE_NOT_CONFIRMED
@@ -614,7 +614,8 @@ def test_a_flood_of_large_uploads_stays_within_ngshare_s_memory_limit_and_hand_i
     assert server is not None, "no ngshare process found for this hub"
     cgroup = Path("/sys/fs/cgroup/memory") / own_cgroup("memory", server.pid).lstrip("/")
     assert cgroup.parent.name == SERVICES and cgroup.name == NGSHARE_USER, f"ngshare runs in {cgroup}: not its own"
-    assert DEFAULT_NGSHARE_MEM_LIMIT == "1G" and int((cgroup / "memory.limit_in_bytes").read_text()) == 2**30
+    limit = int((cgroup / "memory.limit_in_bytes").read_text())
+    assert HubSettings.ngshare_mem_limit.default_value == "1G" and limit == 2**30
     for counter in ("memory.max_usage_in_bytes", "memory.failcnt"):
         (cgroup / counter).write_text("0")  # from here on
     kills_before = oom_kills(cgroup)

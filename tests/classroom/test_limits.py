@@ -22,9 +22,10 @@ from pathlib import Path
 import pytest
 from traitlets.config import Config
 
+from autograder.course.settings import HubSettings
 from classroom.cgroups import StudentCgroups, oom_kills
 from classroom.layout import STUDENTS
-from classroom.limits import DEFAULT_MEM_LIMIT, DEFAULT_TASKS_LIMIT, configure_limits
+from classroom.limits import configure_limits
 from classroom.system_users import ensure_user, remove_user
 
 REPO = Path(__file__).resolve().parents[2]
@@ -161,18 +162,23 @@ def test_a_student_reads_their_own_cgroup_statistics_and_no_one_else_s(cgroups: 
         )
 
 
-def test_the_hub_s_settings_follow_make_hub_s_variables(cgroups: StudentCgroups) -> None:
+def test_the_hub_s_settings_follow_make_hub_s_variables(cgroups: StudentCgroups, monkeypatch) -> None:
+    for name in ("MEM_LIMIT", "CPU_LIMIT", "TASKS_LIMIT", "DISK_LIMIT"):
+        monkeypatch.delenv(f"TFCOURSE_HUB_{name}", raising=False)
     c = Config()
-    line = configure_limits(c, {})
+    line = configure_limits(c, HubSettings())
     assert c.JupyterHub.spawner_class == "classroom.spawner.LimitedSpawner"
-    assert c.Spawner.mem_limit == DEFAULT_MEM_LIMIT and c.Spawner.cpu_limit == 1.0, line
-    assert c.LimitedSpawner.tasks_limit == int(DEFAULT_TASKS_LIMIT), line
+    assert c.Spawner.mem_limit == HubSettings.mem_limit.default_value and c.Spawner.cpu_limit == 1.0, line
+    assert c.LimitedSpawner.tasks_limit == int(HubSettings.tasks_limit.default_value), line
     c = Config()
     off = {"TFCOURSE_HUB_MEM_LIMIT": "0", "TFCOURSE_HUB_CPU_LIMIT": "0", "TFCOURSE_HUB_TASKS_LIMIT": "0"}
-    configure_limits(c, {**off, "TFCOURSE_HUB_MEM_LIMIT": "3G"})
+    for name, value in {**off, "TFCOURSE_HUB_MEM_LIMIT": "3G"}.items():
+        monkeypatch.setenv(name, value)
+    configure_limits(c, HubSettings())
     assert c.Spawner.mem_limit == "3G" and c.Spawner.cpu_limit is None and c.LimitedSpawner.tasks_limit is None
     c = Config()
-    line = configure_limits(c, off)
+    monkeypatch.setenv("TFCOURSE_HUB_MEM_LIMIT", "0")
+    line = configure_limits(c, HubSettings())
     assert line.startswith("per-student limits are off") and "spawner_class" not in c.JupyterHub
 
 

@@ -11,7 +11,7 @@ from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from autograder.course.settings import CELL_TIMEOUT_SECONDS, course_config
+from autograder.course.settings import CourseSettings, course_config
 from classroom.layout import COURSE_ID, HubLayout
 from classroom.provision import (
     STUDENT_DISABLED_PLUGINS,
@@ -60,8 +60,8 @@ def test_each_role_gets_its_tools(tmp_path: Path) -> None:
     common = (layout.role_config("common") / "nbgrader_config.py").read_text()
     assert repr(COURSE_ID) in common and repr(str(layout.exchange)) in common
     shared = PyFileConfigLoader("nbgrader_config.py", path=str(layout.role_config("common"))).load_config()
-    assert shared.Execute.timeout == CELL_TIMEOUT_SECONDS, (
-        f"a student's Validate should allow each cell what grading allows ({CELL_TIMEOUT_SECONDS} s), not "
+    assert shared.Execute.timeout == CourseSettings().cell_timeout, (
+        f"a student's Validate should allow each cell what grading allows ({CourseSettings().cell_timeout} s), not "
         f"{shared.Execute.timeout}: nbgrader's own default (30 s) fails validations that grading passes"
     )  # fmt: skip
     student = layout.role_config("student")

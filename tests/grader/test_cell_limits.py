@@ -11,6 +11,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from autograder.course.notebooks import cell_key
 from autograder.course.settings import REPO_ROOT, source_notebook
 from autograder.isolated.protocol import CleanRerunRequest, PlanCell, encode
+from autograder.launch.limits import Limits
 from autograder.pipeline.cell_limits import CellLimits, cell_seconds, load_times, save_times, sources_digest
 from autograder.pipeline.clean_rerun import clean_plan
 from tests.grader.hostile_class import ASSIGNMENT, solution
@@ -18,7 +19,7 @@ from tests.support.course import ThrowawayCourse
 
 
 def test_a_limit_is_ten_times_the_reference_plus_a_margin_capped_by_the_cell_timeout() -> None:
-    limits = CellLimits.from_times({"nb": {"fast": 0.02, "slow": 4.0, "training": 30.0}}, cap=120)
+    limits = CellLimits.from_times({"nb": {"fast": 0.02, "slow": 4.0, "training": 30.0}}, Limits(cell_timeout=120))
     assert limits.of("nb") == {"fast": 5.2, "slow": 45.0, "training": 120}
     assert limits.of("other") == {} and limits.default == 120
     assert limits.describe("nb", "slow") == "45 s, 10x the reference's 4.00 s + 5 s"

@@ -1,0 +1,30 @@
+"""The command-line tools' lines, through the standard library's logging, as pip sends them.
+
+Each module logs to ``logging.getLogger(__name__)``. :func:`configure` shows the course's own loggers from a level up
+(``--log-level``, ``--quiet``, ``--verbose``): lines below warnings on stdout, as the commands printed them, warnings
+and errors on stderr. Other libraries' loggers are left as they are.
+"""
+
+import argparse
+import logging
+import sys
+
+
+def add_options(parser: argparse.ArgumentParser, default: str = "INFO") -> None:
+    """``--log-level``, ``-q``/``--quiet``, ``-v``/``--verbose`` (``default`` SUPPRESS: keep one given earlier)."""
+    parser.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"), default=default, type=str.upper,
+                        help="the least important lines shown (default: INFO)")  # fmt: skip
+    for flags, level, what in ((("-q", "--quiet"), "WARNING", "warnings and errors only"),
+                               (("-v", "--verbose"), "DEBUG", "every line, debugging ones too")):  # fmt: skip
+        parser.add_argument(*flags, dest="log_level", action="store_const", const=level, default=argparse.SUPPRESS,
+                            help=what)  # fmt: skip
+
+
+def configure(level: str = "INFO") -> None:
+    below_warnings, warnings = logging.StreamHandler(sys.stdout), logging.StreamHandler(sys.stderr)
+    below_warnings.addFilter(lambda record: record.levelno < logging.WARNING)
+    warnings.setLevel(logging.WARNING)
+    for name in ("autograder", "classroom"):
+        logger = logging.getLogger(name)
+        logger.handlers, logger.propagate = [below_warnings, warnings], False
+        logger.setLevel(level)
