@@ -16,7 +16,7 @@ waits for what only another needs (the start-up each saves: docs/measurements.md
 """
 
 import argparse
-import dataclasses
+import copy
 import logging
 import os
 import sys
@@ -28,7 +28,7 @@ from traitlets.config import Config
 from autograder import logs
 from autograder.course.course import Course
 from autograder.course.paths import EXPORT_FILE, GRADING_DIRECTORY
-from autograder.course.settings import CONFIG_FILE, REPO_ROOT, GradeSettings, load_config
+from autograder.course.settings import CONFIG_FILE, REPO_ROOT, CourseSettings, GradeSettings, load_config
 from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
 from autograder.lms.base import formats
@@ -38,6 +38,9 @@ from autograder.pipeline.handins import MAX_BYTES, HandinLimits, safe_name
 from autograder.pipeline.results import Status, SubmissionResult
 
 log = logging.getLogger(__name__)
+# grade's flags for settings (--jobs 4 is --GradeSettings.jobs=4): their help and type are the settings'.
+GRADE_FLAGS = {"jobs": (GradeSettings, "jobs"), "timeout": (GradeSettings, "wall_seconds"),
+               "cell_timeout": (CourseSettings, "cell_timeout"), "memory": (GradeSettings, "memory_gib")}  # fmt: skip
 
 
 def dask_executor(address: str) -> Executor:
@@ -85,8 +88,10 @@ def run_sanitize(args: argparse.Namespace) -> int:
 def run_grade(args: argparse.Namespace) -> int:
     from autograder.pipeline import grade, profile  # noqa: PLC0415
 
-    limits = dataclasses.replace(Limits.configured(args.config), wall_seconds=args.timeout,
-                                 memory_bytes=int(args.memory * 2**30), cell_timeout=args.cell_timeout)  # fmt: skip
+    given = copy.deepcopy(args.config)
+    for flag, (group, name) in GRADE_FLAGS.items():
+        given[group.__name__][name] = getattr(args, flag)
+    limits = Limits.configured(given)
     sandbox = None if args.sandbox == "auto" else args.sandbox == "on"
     if sandbox is None and not bwrap_available():
         log.warning("note: bubblewrap (bwrap) is not installed; student code runs without a filesystem sandbox")
@@ -196,8 +201,7 @@ def run_similarity(args: argparse.Namespace) -> int:
 
 def parser(config: Config | None = None) -> argparse.ArgumentParser:
     """The command line, its defaults those ``config`` sets (:func:`load_config`; None: this repository's)."""
-    limits = Limits.configured(load_config() if config is None else config)
-    grading = GradeSettings(config=load_config() if config is None else config)
+    config = load_config() if config is None else config
     main = argparse.ArgumentParser(prog="python -m autograder", description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     add_course_options(main, REPO_ROOT, GRADING_DIRECTORY)
@@ -224,19 +228,11 @@ def parser(config: Config | None = None) -> argparse.ArgumentParser:
     step = commands.add_parser("grade", help="autograde all (or some) submissions", parents=[course])
     step.add_argument("--assignment", nargs="+", action="extend", help="repeat or list several")
     step.add_argument("--student", nargs="+", action="extend", help="repeat or list several")
-    step.add_argument("--jobs", type=int, default=grading.jobs, help="parallel submissions (default: %(default)s)")
+    for flag, (group, name) in GRADE_FLAGS.items():  # the course's settings, given for this run
+        trait, setting = group.class_traits()[name], f"{group.__name__}.{name}"
+        step.add_argument(f"--{flag.replace('_', '-')}", type=type(trait.default_value), default=getattr(group(
+            config=config), name), help=f"{trait.help} ({setting}; default: %(default)g)")  # fmt: skip
     step.add_argument("--force", action="store_true", help="re-grade submissions already graded")
-    step.add_argument("--timeout", type=float, default=limits.wall_seconds,
-                      help="wall-clock seconds per submission (default: %(default)g)")  # fmt: skip
-    step.add_argument(
-        "--cell-timeout",
-        type=int,
-        default=limits.cell_timeout,
-        help=f"most seconds per cell (each cell gets {limits.reference_factor:g}x its reference time + "
-        f"{limits.reference_margin:g} s, up to this; default: %(default)s)",
-    )
-    step.add_argument("--memory", type=float, default=limits.memory_bytes / 2**30,
-                      help="GiB of address space per process of a submission (default: %(default)g)")  # fmt: skip
     step.add_argument("--sandbox", choices=["auto", "on", "off"], default="auto",
                       help="bubblewrap (auto: if present; default: %(default)s)")  # fmt: skip
     step.add_argument(

@@ -44,6 +44,7 @@ from pathlib import Path
 
 import psutil
 
+from autograder.course.settings import HubSettings
 from benchmarks.hub_class import (
     class_hub,
     extra_config,
@@ -61,6 +62,7 @@ from classroom.layout import HubLayout
 
 ASSIGNMENTS = ["01_attention", "06_ag_news_classifier"]
 GIB = 2**30
+HUB_FLAGS = ("cull_idle", "kernel_cull_idle", "mem_limit", "cpu_limit")
 
 
 @dataclass
@@ -227,7 +229,7 @@ def ramp(options: argparse.Namespace) -> Ramp:
     layout = HubLayout(options.prefix.resolve())
     notebooks = {name: answered_notebook(name) for name in options.notebooks}
     pace = Pace(options.think, options.cells, not options.no_validate, leave_kernel_open=True)
-    settings = hub_settings(options.cull_idle, options.kernel_cull_idle, options.mem_limit, options.cpu_limit)
+    settings = hub_settings(**{name: getattr(options, name) for name in HUB_FLAGS})
     result = Ramp({"started": time.strftime("%Y-%m-%d %H:%M", time.gmtime()), "machine": machine(),
                    "label": options.label or ", ".join(f"{k}={v}" for k, v in settings.items()) or "hub defaults",
                    "hub_settings": settings, "notebooks": options.notebooks, "pace": asdict(pace),
@@ -338,10 +340,10 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--max-minutes", type=float, default=60.0, help="the whole ramp's time (default 60)")
     parser.add_argument("--between", type=float, default=0.0, help="seconds to wait between levels (culling acts)")
-    parser.add_argument("--cull-idle", type=int, help="TFCOURSE_HUB_CULL_IDLE (0: off; default the hub's, 3600)")
-    parser.add_argument("--kernel-cull-idle", type=int, help="TFCOURSE_HUB_KERNEL_CULL_IDLE (0: off; hub's: 1800)")
-    parser.add_argument("--mem-limit", help="TFCOURSE_HUB_MEM_LIMIT per student (0: off; default the hub's, 2G)")
-    parser.add_argument("--cpu-limit", help="TFCOURSE_HUB_CPU_LIMIT per student (0: off; default the hub's, 1)")
+    for name in HUB_FLAGS:  # the hub's settings for this run (default: the hub's own)
+        trait = HubSettings.class_traits()[name]
+        parser.add_argument(f"--{name.replace('_', '-')}", type=type(trait.default_value),
+                            help=f"HubSettings.{name}: {trait.help} (default {trait.default_value})")  # fmt: skip
     parser.add_argument(
         "--prefix",
         type=Path,

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from unittest import mock
 
+from autograder.course.settings import HubSettings
 from classroom.layout import COURSE_ID, INSTRUCTORS, STUDENTS, HubLayout
 from classroom.provision import provision
 from classroom.system_users import ensure_user, remove_user
@@ -108,12 +109,9 @@ def handed_in(layout: HubLayout, student: str, assignment: str) -> int:
     return len(list((layout.exchange / COURSE_ID / "inbound").glob(f"{student}+{assignment}+*")))
 
 
-def hub_settings(cull_idle: int | None, kernel_cull_idle: int | None, mem_limit: str | None,
-                 cpu_limit: str | None) -> dict[str, str]:  # fmt: skip
-    """The hub's variables for culling and limits; None leaves the hub's own default."""
-    chosen = {"TFCOURSE_HUB_CULL_IDLE": cull_idle, "TFCOURSE_HUB_KERNEL_CULL_IDLE": kernel_cull_idle,
-              "TFCOURSE_HUB_MEM_LIMIT": mem_limit, "TFCOURSE_HUB_CPU_LIMIT": cpu_limit}  # fmt: skip
-    return {name: str(value) for name, value in chosen.items() if value is not None}
+def hub_settings(**chosen: int | str | None) -> dict[str, str]:
+    """The hub's variables for these ``HubSettings`` (``cull_idle=600``); None leaves the hub's own default."""
+    return {HubSettings.variable(name): str(value) for name, value in chosen.items() if value is not None}
 
 
 @contextmanager

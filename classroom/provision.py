@@ -21,6 +21,7 @@ from pathlib import Path
 
 from autograder import logs
 from autograder.course.settings import INSTRUCTOR_SERVER_CONFIG, CourseSettings, every_users_settings, load_config
+from autograder.pipeline.handins import MAX_BYTES, MAX_FILES
 from classroom.accounts import record_created, remove_accounts
 from classroom.layout import COURSE_ID, DEFAULT_PREFIX, INSTRUCTORS, STUDENTS, HubLayout
 from classroom.system_users import ensure_group, ensure_service_user, ensure_user
@@ -235,6 +236,12 @@ def write_config(layout: HubLayout, exchange: str = "filesystem") -> None:
     readable_by_all(layout.config)
 
 
+HANDIN_LIMITS = (
+    "# The hand-in limits: the instructors' collect refuses past them and every student's submit checks\n"
+    "# them first, both from config/common/nbgrader_config.py: set them there, which every user reads:\n"
+    f"# c.SafeExchangeCollect.max_bytes = {MAX_BYTES}\n"
+    f"# c.SafeExchangeCollect.max_files = {MAX_FILES}\n"
+)
 # The exchange each user's nbgrader talks to. ngshare: the service the hub runs, at the address
 # the hub gives every server (CourseSettings.ngshare_url, classroom/jupyterhub_config.py); who is who
 # comes from each user's own hub token, and the server stamps each hand-in's time.
@@ -248,11 +255,7 @@ NGSHARE_SETTINGS = (
     "c.ExchangeFactory.release_assignment = 'classroom.ngshare_edition.EditionRelease'\n"
     "c.ExchangeFactory.fetch_assignment = 'classroom.ngshare_edition.EditionFetch'\n"
     "c.ExchangeFactory.list = 'classroom.ngshare_edition.EditionList'\n"
-    "# The hand-in limits: the instructors' collect refuses past them and every student's submit checks\n"
-    "# them first, both from config/common/nbgrader_config.py (defaults: autograder/pipeline/handins.py):\n"
-    "# set them there, which every user reads, and nowhere else:\n"
-    "# c.SafeExchangeCollect.max_bytes = 64 * 1024 * 1024\n"
-    "# c.SafeExchangeCollect.max_files = 100\n"
+    + HANDIN_LIMITS
 )
 # The instructor's: ngshare first, then the course's settings, whose collect replaces ngshare_exchange's (it
 # would write a submission's files wherever their paths say) with the guarded one (autograder/course/settings.py),
@@ -266,12 +269,7 @@ EXCHANGE_SETTINGS = {
         "# The Chinese notebooks released beside the English ones; a student of that edition fetches them.\n"
         "c.ExchangeFactory.release_assignment = 'classroom.fetch_edition.EditionRelease'\n"
         "c.ExchangeFactory.fetch_assignment = 'classroom.fetch_edition.EditionFetch'\n"
-        "# The hand-in limits: the instructors' collect refuses past them and every student's submit checks\n"
-        "# them first, both from config/common/nbgrader_config.py (defaults: autograder/pipeline/handins.py):\n"
-        "# set them there, which every user reads, and nowhere else:\n"
-        "# c.SafeExchangeCollect.max_bytes = 64 * 1024 * 1024\n"
-        "# c.SafeExchangeCollect.max_files = 100\n"
-    ),
+    ) + HANDIN_LIMITS,
     "ngshare": NGSHARE_SETTINGS,
 }
 
