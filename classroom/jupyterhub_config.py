@@ -1,11 +1,7 @@
 """JupyterHub's settings for the course's classroom: ``make hub`` starts it with this file.
 
 Every value comes from the layout that ``python -m classroom.provision`` made and from ``HubSettings``
-(autograder/course/settings.py; docs/instructors.md lists them): its prefix, address and port, the login
-(``pam``, ``lti11`` or ``lti13``, whose settings are read from ``state/lti11.json`` or ``state/lti13.json``,
-see docs/running-a-class.md), each student's limits (classroom/limits.py), the idle servers' and kernels'
-culling, how often the due dates are looked at. ``make hub`` sets them through their variables
-(``make hub PORT=8001`` gives the hub ``TFCOURSE_HUB_PORT``).
+(autograder/course/settings.py, listed in docs/instructors.md; ``make hub`` sets them through their variables).
 
 The exchange is the one ``provision`` laid out (``config/exchange``): nbgrader's folder on this
 machine, or ngshare (``--exchange ngshare``), which the hub then runs as a managed service on

@@ -74,7 +74,7 @@ class GradeSettings(Settings):
 
 
 class HubSettings(Settings):
-    """The one-machine hub (classroom/jupyterhub_config.py); ``make hub PORT=8001`` sets ``TFCOURSE_HUB_PORT``."""
+    """The one-machine hub (classroom/jupyterhub_config.py): ``make hub MEM_LIMIT=3G`` sets TFCOURSE_HUB_MEM_LIMIT."""
 
     env_prefix = "TFCOURSE_HUB_"
     prefix = Unicode("/srv/tfcourse", help="The folder classroom.provision laid out").tag(config=True)
