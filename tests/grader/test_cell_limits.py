@@ -24,6 +24,9 @@ def test_a_limit_is_ten_times_the_reference_plus_a_margin_capped_by_the_cell_tim
     assert limits.of("other") == {} and limits.default == 120
     assert limits.describe("nb", "slow") == "45 s, 10x the reference's 4.00 s + 5 s"
     assert limits.describe("nb", "added by the student") == "120 s, the cell timeout"
+    configured = Limits(cell_timeout=120, reference_factor=2, reference_margin=1)  # GradeSettings set otherwise
+    halved = CellLimits.from_times({"nb": {"slow": 4.0}}, configured)
+    assert halved.of("nb") == {"slow": 9.0} and halved.describe("nb", "slow") == "9 s, 2x the reference's 4.00 s + 1 s"
 
 
 def timing(began: str, ended: str) -> dict[str, str]:
