@@ -1,7 +1,8 @@
 """JupyterHub's settings for the course's classroom: ``make hub`` starts it with this file.
 
 Every value comes from the layout that ``python -m classroom.provision`` made and from ``HubSettings``
-(autograder/course/settings.py, listed in docs/instructors.md; ``make hub`` sets them through their variables).
+(autograder/course/settings.py, listed in docs/instructors.md): this checkout's ``nbgrader_config.py``, then the
+variables ``make hub`` passes. The course folder's copy of that file is the instructors': the hub never reads it.
 
 The exchange is the one ``provision`` laid out (``config/exchange``): nbgrader's folder on this
 machine, or ngshare (``--exchange ngshare``), which the hub then runs as a managed service on
@@ -22,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the classroom package, beside this file
 
-from autograder.course.settings import CourseSettings, HubSettings  # noqa: E402
+from autograder.course.settings import CourseSettings, HubSettings, load_config  # noqa: E402
 from classroom.hub_auth import is_instructor  # noqa: E402
 from classroom.layout import INSTRUCTORS, HubLayout  # noqa: E402
 from classroom.limits import announce, configure_limits, confine_service  # noqa: E402
@@ -30,7 +31,7 @@ from classroom.provision import NGSHARE_USER  # noqa: E402
 from classroom.student_view import VIEW_FOLDER, VIEW_VARIABLE  # noqa: E402
 
 c = get_config()  # noqa: F821 (JupyterHub provides get_config)
-hub = HubSettings(config=c)
+hub = HubSettings(config=load_config())  # this checkout's nbgrader_config.py, then make hub's variables
 layout = HubLayout(Path(hub.prefix))
 # Each managed service ends with the hub's process (a hub killed by SIGKILL or for memory left them running as root
 # beside those its next start runs): setpriv (util-linux) has the kernel send the service SIGTERM when the hub dies.
