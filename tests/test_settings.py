@@ -73,7 +73,7 @@ def test_a_variable_gives_a_setting_the_configuration_leaves_unset(monkeypatch) 
     assert HubSettings().port == HubSettings.port.default_value
 
 
-def test_the_make_hub_variables_table_says_the_declared_defaults() -> None:
+def test_the_make_hub_variables_table_and_help_say_the_declared_defaults() -> None:
     text = (REPO_ROOT / "docs" / "running-a-class.md").read_text()
     rows = dict(re.findall(r"^\| `([A-Z_]+)` \| (\S+)[^|]* \|", text, re.M))
     names = {"CULL_IDLE", "KERNEL_CULL_IDLE", "MEM_LIMIT", "CPU_LIMIT", "TASKS_LIMIT", "DISK_LIMIT"}
@@ -81,6 +81,11 @@ def test_the_make_hub_variables_table_says_the_declared_defaults() -> None:
     assert names <= set(rows), sorted(names - set(rows))
     for name in names:
         assert rows[name] == str(getattr(HubSettings, name.lower()).default_value), name
+    (hub_help,) = [line for line in (REPO_ROOT / "Makefile").read_text().splitlines() if line.startswith("hub:")]
+    written = dict(re.findall(r"\b([A-Z_]+)=([0-9][0-9A-Za-z.]*)", hub_help))
+    assert names <= set(written), sorted(names - set(written))
+    for name, value in written.items():
+        assert value == str(getattr(HubSettings, name.lower()).default_value), f"make hub's help: {name}={value}"
 
 
 @pytest.mark.parametrize(
