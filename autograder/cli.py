@@ -23,7 +23,7 @@ import sys
 from concurrent.futures import Executor
 from pathlib import Path
 
-from traitlets.config import Config
+from traitlets.config import Config, Configurable
 
 from autograder import logs
 from autograder.course.course import Course
@@ -228,10 +228,10 @@ def parser(config: Config | None = None) -> argparse.ArgumentParser:
     step = commands.add_parser("grade", help="autograde all (or some) submissions", parents=[course])
     step.add_argument("--assignment", nargs="+", action="extend", help="repeat or list several")
     step.add_argument("--student", nargs="+", action="extend", help="repeat or list several")
-    for flag, (group, name) in GRADE_FLAGS.items():  # the course's settings, given for this run
-        trait, setting = group.class_traits()[name], f"{group.__name__}.{name}"
-        step.add_argument(f"--{flag.replace('_', '-')}", type=type(trait.default_value), default=getattr(group(
-            config=config), name), help=f"{trait.help} ({setting}; default: %(default)g)")  # fmt: skip
+    step.add_argument("--jobs", **setting_option(config, *GRADE_FLAGS["jobs"]))  # the course's settings, for this run
+    step.add_argument("--timeout", **setting_option(config, *GRADE_FLAGS["timeout"]))
+    step.add_argument("--cell-timeout", **setting_option(config, *GRADE_FLAGS["cell_timeout"]))
+    step.add_argument("--memory", **setting_option(config, *GRADE_FLAGS["memory"]))
     step.add_argument("--force", action="store_true", help="re-grade submissions already graded")
     step.add_argument("--sandbox", choices=["auto", "on", "off"], default="auto",
                       help="bubblewrap (auto: if present; default: %(default)s)")  # fmt: skip
@@ -276,6 +276,13 @@ def parser(config: Config | None = None) -> argparse.ArgumentParser:
     step.add_argument("--output", type=Path, default=Path("similarity.html"))
     step.set_defaults(run=run_similarity)
     return main
+
+
+def setting_option(config: Config, group: type[Configurable], name: str) -> dict[str, object]:
+    """An option's type, help and default (``config``'s) from the setting it gives."""
+    trait = group.class_traits()[name]
+    return {"type": type(trait.default_value), "default": getattr(group(config=config), name),
+            "help": f"{trait.help} ({group.__name__}.{name}; default: %(default)g)"}  # fmt: skip
 
 
 def add_course_options(parser: argparse.ArgumentParser, root: object, grading_directory: object) -> None:
