@@ -9,6 +9,7 @@ import datetime
 import hashlib
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -40,6 +41,12 @@ RELEASE_HEADING = re.compile(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$", 
 
 def pyproject() -> dict:
     return tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+
+
+def pyproject_packages() -> list[str]:
+    """The top-level packages pyproject.toml ships (``tfcourse*`` -> ``tfcourse``)."""
+    found = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    return [pattern.rstrip("*") for pattern in found["include"]]
 
 
 def citation() -> dict:
@@ -119,8 +126,15 @@ def test_nbgrader_s_notice_ships_with_the_template_adapted_from_it(tmp_path):
     installed = distribution("nbgrader")
     (licence,) = [path for path in installed.files if path.name == "LICENSE" and "licenses" in path.parts]
     assert notice == installed.locate_file(licence).read_text(), "LICENSE-nbgrader.txt is not nbgrader's notice"
+    source = tmp_path / "source"  # a copy: a build in the repository would rewrite its tfcourse.egg-info
+    source.mkdir()
+    for name in ("pyproject.toml", "LICENSE", *pyproject_packages()):
+        if (REPO_ROOT / name).is_dir():
+            shutil.copytree(REPO_ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(REPO_ROOT / name, source / name)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--wheel-dir", str(tmp_path), str(REPO_ROOT)], check=True, timeout=300)  # fmt: skip
+                    "--wheel-dir", str(tmp_path), str(source)], check=True, timeout=300)  # fmt: skip
     (wheel,) = tmp_path.glob("tfcourse-*.whl")
     shipped = set(zipfile.ZipFile(wheel).namelist())
     for name in ("index.html.j2", "LICENSE-nbgrader.txt"):
