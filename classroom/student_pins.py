@@ -17,5 +17,5 @@ def requirements() -> str:
     missing = [name for name in STUDENT_PACKAGES if name not in pins]
     if missing:
         raise KeyError(f"requirements.txt pins no version of {missing}: a student's environment pins what it pins")
-    header = "# What a student's environment needs; the constraints (the lock) pin everything these bring along.\n"
+    header = "# What a student's environment needs; constraints.txt (the lock) pins everything these bring along.\n"
     return header + "".join(f"{pins[name]}\n" for name in STUDENT_PACKAGES)
