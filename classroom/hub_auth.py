@@ -26,13 +26,6 @@ def in_course(username: str) -> bool:
     return False
 
 
-def is_instructor(username: str) -> bool:
-    try:
-        return username in grp.getgrnam(INSTRUCTORS).gr_mem
-    except KeyError:
-        return False
-
-
 class CoursePAMAuthenticator(PAMAuthenticator):
     """PAM login, for the course's members only."""
 

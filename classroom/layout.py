@@ -2,7 +2,7 @@
 
 | folder | owner, mode | what |
 | --- | --- | --- |
-| ``env/`` | root, 755 | the Python environment every server runs (read-only to users) |
+| ``env/`` | root, 755 | the Python environment every server runs (read-only to users; on an existing hub, its own) |
 | ``runtime/`` | root, 755 | the helper package, the notebooks' data, the Chinese student notebooks (read-only) |
 | ``proxy/`` | root, 755 | configurable-http-proxy, from npm with the committed lock file |
 | ``config/`` | root, 755 | the Jupyter settings of each role, and every user's nbgrader settings |
@@ -15,6 +15,7 @@
 | ``ngshare/`` | tfcourse-ngshare, 700 | with ``--exchange ngshare``: the service's database and files |
 """
 
+import grp
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,10 +30,13 @@ COURSE_ID = CourseSettings(config=load_config()).course_id  # the exchange's cou
 @dataclass(frozen=True)
 class HubLayout:
     prefix: Path = DEFAULT_PREFIX
+    # The Python environment the users' servers run: ``env/`` under the prefix on the course's own hub; a
+    # department's existing one where the course is added to its hub (classroom/install.py).
+    users_env: Path | None = None
 
     @property
     def env(self) -> Path:
-        return self.prefix / "env"
+        return self.users_env or self.prefix / "env"
 
     @property
     def python(self) -> Path:
@@ -84,3 +88,11 @@ class HubLayout:
     @property
     def ngshare_state(self) -> Path:
         return self.prefix / "ngshare"
+
+
+def is_instructor(account: str) -> bool:
+    """``account`` (a system user) is in the instructors' group, read afresh at each call."""
+    try:
+        return account in grp.getgrnam(INSTRUCTORS).gr_mem
+    except KeyError:
+        return False

@@ -56,6 +56,8 @@ RUNTIME_PARTS = (
     "classroom/student_view.py", "classroom/due_dates_view.py", "classroom/fetch_edition.py",
     "classroom/ngshare_edition.py",
     "classroom/submit_guard.py",
+    # What an existing hub's configuration imports from here (python -m classroom.install, classroom/existing_hub.py).
+    "classroom/existing_hub.py", "classroom/layout.py",
 )  # fmt: skip
 # The exchange's course folder and its parts: root:instructors, so that no student can create,
 # rename or replace them (before a release or after); nbgrader's own modes for a group-shared
@@ -101,11 +103,20 @@ def build_env(layout: HubLayout) -> None:
         subprocess.run([BASE_PYTHON, "-m", "venv", str(layout.env)], check=True)
     constraints = layout.env / "constraints.txt"
     constraints.write_text(hub_constraints())
-    pip = [str(layout.python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    subprocess.run([*pip, "-r", str(REPO / "classroom/requirements-hub.txt"), "-c", str(constraints)], check=True)
-    subprocess.run([*pip, "--no-deps", "-r", str(REPO / "classroom/requirements-hub-nodeps.txt")], check=True)
+    install_pinned(layout.python, REPO / "classroom/requirements-hub.txt", constraints)
+    no_deps = REPO / "classroom/requirements-hub-nodeps.txt"
+    subprocess.run([*pip_install(layout.python), "--no-deps", "-r", str(no_deps)], check=True)
     remove_unwanted(layout.python)
     stamp.write_text(value)
+
+
+def pip_install(python: Path) -> list[str]:
+    return [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+
+
+def install_pinned(python: Path, requirements: Path, constraints: Path) -> None:
+    """``requirements`` into ``python``'s environment, each package at the version ``constraints`` pins."""
+    subprocess.run([*pip_install(python), "-r", str(requirements), "-c", str(constraints)], check=True)
 
 
 def remove_unwanted(python: Path) -> None:
@@ -124,8 +135,7 @@ def build_ngshare_env(layout: HubLayout) -> None:
         subprocess.run([BASE_PYTHON, "-m", "venv", str(layout.ngshare_env)], check=True)
     constraints = layout.ngshare_env / "constraints.txt"
     constraints.write_text(hub_constraints("classroom/requirements-ngshare.txt"))
-    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    subprocess.run([*pip, "-r", str(REPO / "classroom/requirements-ngshare.txt"), "-c", str(constraints)], check=True)
+    install_pinned(python, REPO / "classroom/requirements-ngshare.txt", constraints)
     remove_unwanted(python)
     stamp.write_text(value)
 

@@ -19,8 +19,9 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+from autograder.course.graded_versions import project_version as version
 from classroom.kit_secrets import refuse_leaks
-from classroom.provision import pinned_name, pins_of
+from classroom.student_pins import STUDENT_PACKAGES, requirements  # noqa: F401 (STUDENT_PACKAGES: the kit's)
 
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATES = Path(__file__).resolve().parent / "kit"
@@ -30,28 +31,8 @@ FOLDERS = ("notebooks", "notebooks_zh", "tfcourse", "data/ag_news_sample")
 FILES = ("data/README.md", "requirements-removed.txt")
 LICENCES = ("LICENSE", "LICENSE-CONTENT")  # the code's and the prose's; each goes in when the repository has it
 LEFT_OUT = {"__pycache__", ".ipynb_checkpoints"}
-# What a student's environment needs: what the helper package and the notebooks import (their other imports
-# come with these, pinned by constraints.txt), JupyterLab and its kernel, and nbgrader for the Validate button.
-STUDENT_PACKAGES = (
-    "torch", "numpy", "pandas", "matplotlib", "seaborn", "babel", "noto-cjk-sans-otc", "tqdm",
-    "jupyterlab", "notebook", "ipykernel", "ipywidgets", "nbgrader",
-)  # fmt: skip
 EXECUTABLE = {"start.py"}
 ENTRY_TIME = (1980, 1, 1, 0, 0, 0)  # every entry's date, so that the same files make the same zip
-
-
-def version() -> str:
-    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
-
-
-def requirements() -> str:
-    """The repository's pins of ``STUDENT_PACKAGES``, one a line."""
-    pins = {pinned_name(line): line for line in pins_of("requirements.txt")}
-    missing = [name for name in STUDENT_PACKAGES if name not in pins]
-    if missing:
-        raise KeyError(f"requirements.txt pins no version of {missing}: the kit pins what it pins")
-    header = "# What a student's environment needs; constraints.txt pins everything these bring along.\n"
-    return header + "".join(f"{pins[name]}\n" for name in STUDENT_PACKAGES)
 
 
 def toml_value(value: object) -> str:
@@ -66,7 +47,8 @@ def pyproject() -> str:
     settings = tomllib.loads((REPO / "pyproject.toml").read_text())
     tables = {
         "build-system": settings["build-system"],
-        "project": settings["project"],
+        # the project but its entry points (the TLJH plugin's module is not in the kit)
+        "project": {key: value for key, value in settings["project"].items() if key != "entry-points"},
         "tool.setuptools.packages.find": {"include": ["tfcourse*"]},
         "tool.setuptools.package-data": {"tfcourse": settings["tool"]["setuptools"]["package-data"]["tfcourse"]},
     }
@@ -110,13 +92,20 @@ def write_zip(files: dict[str, bytes], path: Path, top: str) -> None:
 
 
 def build(output: Path = DEFAULT_OUTPUT) -> Path:
-    """Write the kit into ``output`` and return the zip's path; raise KitLeak if it would hold a secret."""
+    """Write the kit into ``output`` and return the zip's path; raise KitLeak if it would hold a secret.
+
+    Every file of the kit that names the course's version names this one (the zip's folder, README.md,
+    pyproject.toml, tfcourse's ``__version__``), and the kits of other versions in ``output`` are removed.
+    """
     files = kit_files()
     refuse_leaks(files, REPO)
     top = f"{NAME}-{version()}"
     output.mkdir(parents=True, exist_ok=True)
     path = output / f"{top}.zip"
     write_zip(files, path, top)
+    for older in output.glob(f"{NAME}-*.zip"):  # another version's kit beside it would be handed out by mistake
+        if older != path:
+            older.unlink()
     return path
 
 

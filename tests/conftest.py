@@ -125,7 +125,8 @@ CLASS_PER_NOTEBOOK = {"tests/grader/test_every_notebook.py"}
 # or the same accounts and cgroups, which two workers at once would set and clear under each other (test_limits).
 SHARED_BY_MODULE = {"tests/grader/test_grader_hostile.py", "tests/grader/test_kernel_reach.py",
                     "tests/test_book.py", "tests/browser/test_classroom_hub.py",
-                    "tests/test_student_kit.py", "tests/classroom/test_limits.py"}  # fmt: skip
+                    "tests/test_student_kit.py", "tests/classroom/test_limits.py",
+                    "tests/classroom/test_existing_hub.py"}  # fmt: skip
 # Modules whose notebooks need only a per-worker fixture (a JupyterLab server): cut in two units, the
 # second from this notebook on, so that each half runs on a worker (and a server) of its own.
 HALVES = {"tests/browser/test_student_flow.py": "05"}
@@ -157,6 +158,9 @@ COSTLY_UNITS = {
     "alternatives:05": 200,
     "tests/grader/test_grader_dask.py": 160,
     "tests/test_student_kit.py": 170,  # a real pip install into the kit's own .venv, then notebook 01 in its kernel
+    # a department's hub: its environment and the course's packages installed on a fresh machine (530 s measured under
+    # load 8), then one student's class through the hub (130 s)
+    "tests/classroom/test_existing_hub.py": 530,
     "tests/grader/test_readme_commands.py": 100,  # one test; by its count it came last, the run's tail
     "notebook:": 120,
     "alternatives:": 60,

@@ -7,13 +7,20 @@ Commons' plain-text legal code, unedited); ``CITATION.cff``, ``pyproject.toml``,
 
 import datetime
 import hashlib
+import json
 import re
+import shutil
+import subprocess
+import sys
 import tomllib
+import zipfile
+from importlib.metadata import distribution
 
 import yaml
 
 import tfcourse
 from autograder.course.settings import REPO_ROOT
+from tfcourse.project import repository_url
 
 HOLDER = "The Transformers-from-scratch course authors"
 # sha256 of Creative Commons' legalcode.txt for CC BY 4.0: the legal code is copied, never edited.
@@ -34,6 +41,12 @@ RELEASE_HEADING = re.compile(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$", 
 
 def pyproject() -> dict:
     return tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+
+
+def pyproject_packages() -> list[str]:
+    """The top-level packages pyproject.toml ships (``tfcourse*`` -> ``tfcourse``)."""
+    found = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    return [pattern.rstrip("*") for pattern in found["include"]]
 
 
 def citation() -> dict:
@@ -92,3 +105,55 @@ def test_the_readme_says_which_licence_covers_what():
     assert section, "README.md has no '## Licence' section"
     for link in ("](LICENSE)", "](LICENSE-CONTENT)", "](CITATION.cff)"):
         assert link in section.group(1), f"README's Licence section should link {link[2:-1]}"
+
+
+def test_the_course_s_address_is_pyproject_s_wherever_it_is_written():
+    address = repository_url()
+    assert citation()["repository-code"] == address, "CITATION.cff's repository-code should be pyproject.toml's"
+    licence = re.search(r"^## Licence\n(.*?)(?=^## )", (REPO_ROOT / "README.md").read_text(), re.M | re.S).group(1)
+    assert f"<{address}>" in licence, "README's attribution line should link the repository's address"
+    name = address.rsplit("/", 1)[1]
+    pages = [REPO_ROOT / "README.md", REPO_ROOT / "CITATION.cff", *sorted((REPO_ROOT / "docs").glob("*.md"))]
+    for page in pages:
+        for url in re.findall(rf"https?://[^\s)>\"']*/{re.escape(name)}\b[^\s)>\"']*", page.read_text()):
+            assert url.startswith(address), f"{page.name} links the course at {url}, not at {address}"
+
+
+def test_nbgrader_s_notice_ships_with_the_template_adapted_from_it(tmp_path):
+    """The BSD-3 notice in full (nbgrader's own LICENSE, as installed), and in the wheel beside the template."""
+    template = REPO_ROOT / "autograder/course/templates/formgrade"
+    notice = (template / "LICENSE-nbgrader.txt").read_text()
+    installed = distribution("nbgrader")
+    (licence,) = [path for path in installed.files if path.name == "LICENSE" and "licenses" in path.parts]
+    assert notice == installed.locate_file(licence).read_text(), "LICENSE-nbgrader.txt is not nbgrader's notice"
+    source = tmp_path / "source"  # a copy: a build in the repository would rewrite its tfcourse.egg-info
+    source.mkdir()
+    for name in ("pyproject.toml", "LICENSE", *pyproject_packages()):
+        if (REPO_ROOT / name).is_dir():
+            shutil.copytree(REPO_ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(REPO_ROOT / name, source / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--wheel-dir", str(tmp_path), str(source)], check=True, timeout=300)  # fmt: skip
+    (wheel,) = tmp_path.glob("tfcourse-*.whl")
+    shipped = set(zipfile.ZipFile(wheel).namelist())
+    for name in ("index.html.j2", "LICENSE-nbgrader.txt"):
+        assert f"autograder/course/templates/formgrade/{name}" in shipped, f"the wheel lacks the template's {name}"
+    assert "[LICENSE-nbgrader.txt](autograder/course/templates/formgrade/LICENSE-nbgrader.txt)" in (
+        REPO_ROOT / "README.md"
+    ).read_text(), "README's licence section should name nbgrader's notice"
+
+
+def test_every_page_names_the_measuring_machine_as_the_measurements_page_does():
+    """One 2-core machine; a CPU model appears only where the measurements page says that model was read."""
+    models = re.compile(r"Xeon|EPYC|Ryzen|Opteron|Core i\d|Graviton|Neoverse")
+    machine = next(line for line in (REPO_ROOT / "docs/measurements.md").read_text().splitlines()
+                   if line.startswith("| 2-core CPU |"))  # fmt: skip
+    read = set(models.findall(machine))
+    measured = json.loads((REPO_ROOT / "classroom/k8s/peak_memory.json").read_text())["machine"]["cpu_model"]
+    assert set(models.findall(measured)) <= read, f"peak_memory.json's {measured} is not on the measurements page"
+    pages = [REPO_ROOT / "README.md", REPO_ROOT / "CHANGELOG.md", REPO_ROOT / "classroom/k8s/README.md",
+             *(REPO_ROOT / "docs").glob("*.md"), *(REPO_ROOT / "book").rglob("*.md")]  # fmt: skip
+    for page in pages:
+        named = set(models.findall(page.read_text(encoding="utf-8"))) - read
+        assert not named, f"{page.relative_to(REPO_ROOT)} names the machine {named}: docs/measurements.md says {read}"

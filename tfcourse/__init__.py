@@ -15,7 +15,7 @@ from tfcourse.style import apply_course_style
 apply_course_style()
 
 # The course's release; pyproject.toml, CITATION.cff and CHANGELOG.md name the same one (tests/test_licence.py).
-__version__ = "1.0.0"
+__version__ = "1.1.0"
 
 __all__ = ["__version__", "fast_mode", "get_device", "seed_everything", "todo_left"]
 

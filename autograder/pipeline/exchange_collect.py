@@ -41,7 +41,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import check_mode
-from traitlets import Bool, Int
+from traitlets import Bool, Int, Unicode
 
 from autograder.course.paths import TIMESTAMP_FILE
 from autograder.pipeline.handins import (
@@ -101,6 +101,12 @@ class SafeExchangeCollect(ExchangeCollect):
         help="Refuse a hand-in whose folder or any file in it is not owned by the system account of the "
         "student its name gives (a hub where each student is a system user). Off for one user's laptop.",
     ).tag(config=True)
+    account_name = Unicode(
+        "{student}",
+        help="The system account of a student, from their id ({student}): where owner_must_match is on, their "
+        "hand-in's files must be that account's. The hub's name is the account's on the course's own hub; The "
+        "Littlest JupyterHub's accounts are 'jupyter-{student}'.",
+    ).tag(config=True)
     max_bytes = Int(MAX_BYTES, help="Refuse a hand-in of more bytes than this.").tag(config=True)
     max_files = Int(MAX_FILES, help="Refuse a hand-in of more files than this.").tag(config=True)
     max_handins = Int(
@@ -147,7 +153,7 @@ class SafeExchangeCollect(ExchangeCollect):
         if not self.owner_must_match:
             return None
         try:
-            return pwd.getpwnam(student).pw_uid
+            return pwd.getpwnam(self.account_name.format(student=student)).pw_uid
         except KeyError:
             raise RefusedHandin("it names a student who has no account on this machine") from None
 

@@ -64,6 +64,7 @@ class Hub:
     state: Path
     auth: str = "pam"
     interrupt_ignored: bool = False  # started as a script's background job (`make hub &`) is: SIGINT ignored
+    config: Path = CONFIG  # the hub's configuration file: the course's, or a department's own (test_existing_hub)
 
     @property
     def url(self) -> str:
@@ -115,6 +116,17 @@ class Hub:
             print(f"{name}'s kernel never answered; running the code in a fresh kernel", file=sys.stderr)
             return self.run_in_new_kernel(name, code, timeout)
 
+    def shell(self, name: str, command: list[str], cwd: str = "~", timeout: float = 900) -> str:
+        """A command in a kernel of ``name``'s server (their environment, their permissions); its output (raises
+        :class:`KernelError` where it exits non-zero)."""
+        code = (
+            "import os, subprocess, sys\n"
+            f"done = subprocess.run({command!r}, cwd=os.path.expanduser({cwd!r}), capture_output=True, text=True)\n"
+            "print(done.stdout + done.stderr)\n"
+            "sys.exit(done.returncode) if done.returncode else None\n"
+        )
+        return self.run_as(name, code, timeout=timeout)
+
     def run_in_new_kernel(self, name: str, code: str, timeout: float) -> str:
         kernel = self.request(f"user/{name}/api/kernels", method="POST", body={"name": "python3"})
         try:
@@ -160,7 +172,7 @@ class Hub:
         self.log.parent.mkdir(parents=True, exist_ok=True)  # another run may have cleared the artifacts meanwhile
         with self.log.open("a") as handle:
             self.process = subprocess.Popen(
-                [str(self.layout.env / "bin" / "jupyterhub"), "-f", str(CONFIG)],
+                [str(self.layout.env / "bin" / "jupyterhub"), "-f", str(self.config)],
                 cwd=self.state, env=environment, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True,
                 preexec_fn=ignore_interrupt if self.interrupt_ignored else None,
             )  # fmt: skip
@@ -300,13 +312,14 @@ def ignore_interrupt() -> None:
 
 
 def start_hub(layout: HubLayout, log: Path, auth: str = "pam", state: Path | None = None, timeout: float = 120,
-              interrupt_ignored: bool = False) -> Hub:  # fmt: skip
-    """The course's hub on free ports, logging in with ``auth``, its database and secrets in ``state``."""
+              interrupt_ignored: bool = False, config: Path = CONFIG) -> Hub:  # fmt: skip
+    """The course's hub (or the one ``config`` sets up) on free ports, logging in with ``auth``, its database and
+    secrets in ``state``."""
     port, token, state = free_port_block(), secrets.token_hex(16), state or layout.state
     state.mkdir(mode=0o700, exist_ok=True)
     (state / "test_config.py").write_text(EXTRA_CONFIG.format(service=SERVICE, token=token))
     log.write_text("")
-    hub = Hub(layout, port, token, None, log, state, auth, interrupt_ignored)
+    hub = Hub(layout, port, token, None, log, state, auth, interrupt_ignored, config)
     hub.relaunch(timeout)
     return hub
 

@@ -114,13 +114,7 @@ def write_home_file(run: ClassRun, user: str, relative: str, text: str) -> None:
 
 def shell(run: ClassRun, user: str, command: list[str], cwd: str = "~") -> str:
     """A command in a kernel of ``user``'s server (their environment, their permissions); its output."""
-    code = (
-        "import os, subprocess, sys\n"
-        f"done = subprocess.run({command!r}, cwd=os.path.expanduser({cwd!r}), capture_output=True, text=True)\n"
-        "print(done.stdout + done.stderr)\n"
-        "sys.exit(done.returncode) if done.returncode else None\n"
-    )
-    return run.hub.run_as(user, code, timeout=900)
+    return run.hub.shell(user, command, cwd)
 
 
 @contextmanager

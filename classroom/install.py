@@ -1,0 +1,143 @@
+"""``python -m classroom.install``: add the course to a JupyterHub a department already runs (as root).
+
+The course's own hub (``make hub``) builds everything itself. On an existing hub the administrator keeps their
+JupyterHub, authenticator, spawner and proxy, and this command lays the course out under one prefix (default
+/srv/tfcourse, as classroom/layout.py describes) with classroom/provision.py's own steps:
+
+- ``--students ENV``: into the Python environment the users' servers run (ENV is its prefix: ``/opt/tljh/user`` on
+  TLJH), the packages a student's notebooks need (the student kit's pins: torch, nbgrader, JupyterLab, ...), and
+  the course's student side, read-only, found through a ``.pth`` file: the helper package and its data, the submit
+  that keeps a hand-in private, the Chinese edition's fetch, the due-dates view and the submit guard (server
+  extensions), the memory notice (a kernel extension);
+- ``--instructor ENV``: into the instructors' environment (the same ENV where every user shares one), every package
+  the grader needs (requirements.txt); the course folder, which only the instructors' group can enter (solutions,
+  the grader, formgrader with the course's page policy), is found through the ``PYTHONPATH`` of instructors'
+  servers alone: nothing of it is installed into ENV, where a student could import it;
+- either way: the course's groups, each role's Jupyter settings, everyone's nbgrader settings and the exchange
+  (nbgrader's, on this machine's disk); ``--instructor-user NAME`` adds a system user to the instructors' group.
+
+It ends by printing the lines to add at the end of the hub's ``jupyterhub_config.py`` (classroom/existing_hub.py).
+Run it again after ``git pull``: pip runs where the pins changed since, and the runtime and settings are written afresh
+(``--refresh-course`` copies the repository's course files over the course folder too, keeping ``grading/``).
+"""
+
+import argparse
+import hashlib
+import os
+from pathlib import Path
+
+from classroom.accounts import record_created
+from classroom.existing_hub import SAME_NAME
+from classroom.layout import DEFAULT_PREFIX, INSTRUCTORS, STUDENTS, HubLayout
+from classroom.provision import (
+    REPO,
+    hub_constraints,
+    install_pinned,
+    install_runtime,
+    make_course,
+    make_exchange,
+    readable_by_all,
+    remove_unwanted,
+    stamped,
+    write_config,
+)
+from classroom.student_pins import requirements as student_requirements
+from classroom.system_users import ensure_group, ensure_user
+
+UNWANTED = REPO / "requirements-removed.txt"  # what remove_unwanted uninstalls
+HUB_LINES = """\
+# The course "Transformers from scratch" (python -m classroom.install; docs/existing-hub.md)
+import sys  # noqa: E402
+sys.path.insert(0, {runtime!r})
+from classroom.existing_hub import configure  # noqa: E402
+configure(c, python={python!r}, prefix={prefix!r}, account_name={account_name!r})
+"""
+
+
+def interpreter(env: Path) -> Path:
+    python = env / "bin" / "python"
+    if not python.exists():
+        raise SystemExit(f"{env} is not a Python environment (no bin/python): name the prefix of the one the "
+                         "servers run, as `sys.prefix` prints it there")  # fmt: skip
+    return python
+
+
+def install_once(python: Path, requirements: Path, constraints: Path, role: str) -> None:
+    """pip, unless these very pins were installed into ``python``'s environment already (a stamp there says so)."""
+    stamp = python.parents[1] / f".tfcourse-{role}-pins"
+    value = hashlib.sha256(b"".join(path.read_bytes() for path in (requirements, constraints, UNWANTED))).hexdigest()
+    if stamped(stamp, value):
+        return
+    install_pinned(python, requirements, constraints)
+    remove_unwanted(python)
+    stamp.write_text(value)
+
+
+def install(prefix: Path, students: Path | None, instructor: Path | None, instructor_users: list[str],
+            refresh_course: bool = False, account_name: str = SAME_NAME) -> HubLayout:  # fmt: skip
+    """Lay the course out under ``prefix`` for the users' and instructors' environments given; its layout."""
+    students_python = interpreter(students) if students is not None else None  # both checked before any change
+    instructor_python = interpreter(instructor) if instructor is not None else None
+    if os.geteuid() != 0:
+        raise SystemExit("classroom.install makes groups and folders other users own: run it as root")
+    layout = HubLayout(prefix, users_env=students)
+    ensure_group(INSTRUCTORS)
+    ensure_group(STUDENTS)
+    layout.prefix.mkdir(parents=True, exist_ok=True)
+    layout.prefix.chmod(0o755)
+    layout.state.mkdir(mode=0o700, exist_ok=True)
+    for name in instructor_users:
+        if ensure_user(name, INSTRUCTORS):
+            record_created(layout.state, name)
+    pins = layout.prefix / "pins"
+    pins.mkdir(exist_ok=True)
+    (pins / "constraints.txt").write_text(hub_constraints())
+    (pins / "students.txt").write_text(student_requirements())
+    readable_by_all(pins)
+    if students_python is not None:
+        install_once(students_python, pins / "students.txt", pins / "constraints.txt", "students")
+        install_runtime(layout)
+    if instructor_python is not None:
+        install_once(instructor_python, REPO / "requirements.txt", pins / "constraints.txt", "instructor")
+        make_course(layout, refresh_course)
+    write_config(layout)
+    with (layout.role_config("instructor") / "nbgrader_config.py").open("a") as settings:
+        settings.write("# Each student's account: their hand-in's files must be its (python -m classroom.install).\n"
+                       f"c.SafeExchangeCollect.account_name = {account_name!r}\n")  # fmt: skip
+    make_exchange(layout)
+    return layout
+
+
+def hub_lines(layout: HubLayout, instructor: Path, account_name: str) -> str:
+    """What the hub's ``jupyterhub_config.py`` ends with: the course's part of its settings."""
+    return HUB_LINES.format(runtime=str(layout.runtime), python=str(interpreter(instructor)),
+                            prefix=str(layout.prefix), account_name=account_name)  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m classroom.install", description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=Path, metavar="ENV", help="the prefix of the users' Python environment")
+    parser.add_argument("--instructor", type=Path, metavar="ENV", help="the prefix of the instructors' environment")
+    parser.add_argument("--instructor-user", action="append", default=[], metavar="NAME",
+                        help="a system user to add to the instructors' group (again for each)")  # fmt: skip
+    parser.add_argument("--prefix", type=Path, default=DEFAULT_PREFIX,
+                        help=f"the course's folder (default {DEFAULT_PREFIX})")  # fmt: skip
+    parser.add_argument("--refresh-course", action="store_true", help="copy the course files over the course folder")
+    parser.add_argument("--account-name", default=SAME_NAME, metavar="TEMPLATE",
+                        help="a hub user's system account, from their name (default: the same name; TLJH: "
+                        "jupyter-{student})")  # fmt: skip
+    args = parser.parse_args()
+    if args.students is None and args.instructor is None:
+        parser.error("name --students ENV, --instructor ENV or both")
+    students = args.students.resolve() if args.students else None
+    instructor = args.instructor.resolve() if args.instructor else None
+    layout = install(args.prefix.resolve(), students, instructor, args.instructor_user, args.refresh_course,
+                     args.account_name)  # fmt: skip
+    print(f"the course is laid out under {layout.prefix}")
+    if instructor is not None:
+        print("add these lines at the end of the hub's jupyterhub_config.py, then restart the hub:\n")
+        print(hub_lines(layout, instructor, args.account_name))
+
+
+if __name__ == "__main__":
+    main()
