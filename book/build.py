@@ -319,7 +319,7 @@ def build(
     output: Path,
     assignments: list[str],
     fast: bool = False,
-    languages: tuple[str, ...] = ("en", "zh"),
+    languages: tuple[str, ...] = tuple(LANGUAGES),
     jobs: int = 1,
 ) -> list[Page]:
     """Write the site to ``output`` (emptied first), one folder per language; return its pages in course order.
@@ -384,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--full", action="store_true", help="execute in full mode (TFCOURSE_FAST=0), the default")
     parser.add_argument("--only", nargs="+", metavar="ASSIGNMENT", help="these notebooks only")
     parser.add_argument(
-        "--languages", nargs="+", choices=sorted(LANGUAGES), default=["en", "zh"], help="the editions to build"
+        "--languages", nargs="+", choices=sorted(LANGUAGES), default=list(LANGUAGES), help="the editions to build"
     )
     parser.add_argument("--jobs", type=int, default=1, help="notebooks executed at once (default 1)")
     args = parser.parse_args(argv)

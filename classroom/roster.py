@@ -24,7 +24,7 @@ from classroom.student_view import ENGLISH, LANGUAGES
 from classroom.system_users import check_name, ensure_user, set_password
 
 ID_COLUMNS = ("student", "id")
-LANGUAGES_FILE = "languages.json"  # in the hub's state folder: {student: "zh"}
+LANGUAGES_FILE = "languages.json"  # in the hub's state folder: {student: edition code}
 
 
 def read_roster(path: Path) -> list[str]:

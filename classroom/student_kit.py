@@ -21,12 +21,13 @@ from pathlib import Path
 
 from classroom.kit_secrets import refuse_leaks
 from classroom.provision import pinned_name, pins_of
+from tfcourse.registry import releases
 
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATES = Path(__file__).resolve().parent / "kit"
 DEFAULT_OUTPUT = REPO / "build" / "student-kit"
 NAME = "transformers-from-scratch-student-kit"
-FOLDERS = ("notebooks", "notebooks_zh", "tfcourse", "data/ag_news_sample")
+FOLDERS = (*releases(), "tfcourse", "data/ag_news_sample")
 FILES = ("data/README.md", "requirements-removed.txt")
 LICENCES = ("LICENSE", "LICENSE-CONTENT")  # the code's and the prose's; each goes in when the repository has it
 LEFT_OUT = {"__pycache__", ".ipynb_checkpoints"}

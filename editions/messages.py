@@ -126,6 +126,27 @@ def hidden_sources(root: Path = REPO_ROOT) -> dict[str, dict[str, Places]]:
     return {assignment: hidden_messages_of(assignment, root) for assignment in assignment_ids(root)}
 
 
+def strings(value: object) -> list[str]:
+    """Every string of a table of words, in order (nested dictionaries and tuples included)."""
+    if isinstance(value, str):
+        return [value]
+    return [text for item in (value.values() if isinstance(value, dict) else value) for text in strings(item)]
+
+
+def interface_sources() -> dict[tuple[Path, str], dict[str, Places]]:
+    """(catalog folder, name) -> the English the grader's feedback page and the hub say: their catalogs are
+    ``autograder/pipeline/locale/<language>/feedback.po`` and ``classroom/locale/<language>/hub.po``."""
+    from autograder.pipeline import feedback_text, handins  # noqa: PLC0415 (the grader's and the hub's modules)
+    from classroom import oom_notice, student_submit, student_view  # noqa: PLC0415
+
+    hub = [*strings(student_view.MESSAGES), *strings(student_submit.REASONS), *strings(handins.KINDS),
+           handins.kind_of(0), student_submit.MESSAGE_DISK_FULL, student_submit.MESSAGE_NOT_CONFIRMED,
+           student_submit.MESSAGE, oom_notice.NOTICE]  # fmt: skip
+    feedback = strings(feedback_text.ENGLISH_WORDS)
+    words = {(feedback_text.LOCALE, "feedback"): feedback, (student_view.LOCALE, "hub"): hub}
+    return {place: {text: [] for text in texts} for place, texts in words.items()}
+
+
 def catalog_file(language: str, name: str, locale: Path = LOCALE) -> Path:
     return locale / language / f"{name}.po"
 

@@ -29,10 +29,11 @@ from nbformat import NotebookNode
 from autograder.course import settings
 from autograder.course.notebooks import EDITION_KEY, is_student_cell
 from editions.translations import Translation, english_hash, load
+from tfcourse.registry import editions
 
 
 def release_directory(language: str) -> str:
-    return f"{settings.RELEASE_DIRECTORY}_{language}"
+    return editions()[language].release
 
 
 def release_notebook(language: str, assignment: str, root: Path = settings.REPO_ROOT) -> Path:

@@ -7,6 +7,7 @@ matches, and *missing* when a Markdown cell has no entry.
 
 import hashlib
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import nbformat
@@ -48,6 +49,14 @@ def load(language: str, assignment: str) -> dict[str, Translation]:
     if unquoted:  # YAML reads an id of digits only as a number (an octal one if it starts with 0)
         raise ValueError(f"{path}: quote these cell ids, YAML read them as numbers: {unquoted}")
     return {cell_id: Translation(entry["en"], entry["text"]) for cell_id, entry in entries.items()}
+
+
+@cache
+def interface(language: str) -> dict:
+    """The edition's own words outside the notebooks (``editions/<code>/interface.yaml``: the reader edition's,
+    its figures' alt text, the syllabus pages'); empty where it has none, and a word it leaves out is English."""
+    path = EDITIONS / language / "interface.yaml"
+    return (yaml.safe_load(path.read_text(encoding="utf-8")) or {}) if path.exists() else {}
 
 
 class _BlockText(yaml.SafeDumper):
