@@ -12,7 +12,6 @@ from editions.translations import interface
 
 NBCONVERT_PLACEHOLDER = "No description has been provided for this image"
 HIDDEN_LABEL_CLASS = "reader-visually-hidden"
-INDEX_LABEL = "index"  # in English; editions/<code>/interface.yaml's index_label in a translated edition
 
 
 def accessible_html(page: str, language: str = "en") -> str:
@@ -20,7 +19,7 @@ def accessible_html(page: str, language: str = "en") -> str:
     for header in soup.select("th"):
         if not header.get_text(strip=True):
             label = soup.new_tag("span", attrs={"class": HIDDEN_LABEL_CLASS})
-            label.string = interface(language).get("index_label", INDEX_LABEL)
+            label.string = interface(language)["index_label"]
             header.append(label)
     return str(soup)
 

@@ -18,7 +18,6 @@ template puts in the ``<img alt>``.
 """
 
 import re
-from functools import cache
 
 from nbformat import NotebookNode
 
@@ -26,21 +25,10 @@ from editions.translations import interface
 from tfcourse.figure_text import parse
 from tfcourse.registry import editions
 
-# How English prose is read; a translated edition's ``alt_text`` in ``editions/<code>/interface.yaml`` replaces any.
-ENGLISH = {
-    "sentence_end": r"(?<=[.!?])\s+(?=[A-Z0-9$`*(])",
-    "speaks_of_a_figure": r"(?i)\b(figure|plot|picture|heatmap|curve|panel|image|chart|bars?)s?\b",
-    "shortest_sentence": 40,  # a shorter first sentence ("Notice three things.") takes the next one with it
-    "words": {"figure": "Figure", "panel": "panel", "x": "x axis", "y": "y axis", "legend": "lines",
-              "bar": "colour scale", "colon": ": ", "comma": ", ", "sep": "; ", "end": ". ", "all": "every panel"},
-}  # fmt: skip
 
-
-@cache
 def rules(language: str) -> dict:
-    """How the edition's prose is read and its figures described: English, with what the edition translates."""
-    own = interface(language).get("alt_text", {})
-    return {**ENGLISH, **own, "words": {**ENGLISH["words"], **own.get("words", {})}}
+    """How the edition's prose is read and its figures described (``editions/<code>/interface.yaml``)."""
+    return interface(language)["alt_text"]
 
 
 TEX_SYMBOLS = {

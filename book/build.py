@@ -63,7 +63,7 @@ from autograder.course.notebooks import (  # noqa: E402
 from book.accessible import accessible_html  # noqa: E402
 from book.alt_text import set_alt_text  # noqa: E402
 from book.words import EN, LANGUAGES, Words, link_to_other_language, other  # noqa: E402
-from editions.release import current  # noqa: E402
+from editions.release import translate  # noqa: E402
 from editions.translations import load  # noqa: E402
 from tfcourse.language import EDITION_VARIABLE  # noqa: E402
 
@@ -281,15 +281,7 @@ def navigation(words: Words, file_name: str, previous: Page | None, following: P
 
 def translated(reader: NotebookNode, source: NotebookNode, assignment: str, language: str) -> NotebookNode:
     """The reader copy with each Markdown cell's current translation (model answers included)."""
-    if language == EN.language:
-        return reader
-    english = {cell.id: cell.source for cell in source.cells if cell.cell_type == "markdown"}
-    translations, copied = load(language, assignment), copy.deepcopy(reader)
-    for cell in copied.cells:
-        text = current(translations, cell.id, english[cell.id]) if cell.id in english else None
-        if cell.cell_type == "markdown" and text is not None:
-            cell.source = text
-    return copied
+    return reader if language == EN.language else translate(reader, source, load(language, assignment), language, True)
 
 
 def index_notebook(pages: list[Page], fast: bool, words: Words = EN) -> NotebookNode:

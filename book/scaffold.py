@@ -3,13 +3,10 @@
     python -m book.scaffold 08_name "Title"      (make scaffold NOTEBOOK=08_name TITLE="Title")
 
 Each step of :data:`STEPS` writes one place; ``docs/maintainers.md``'s checklist for adding a notebook is
-:func:`checklist`, the same steps in words (``tests/test_scaffold.py`` fails when the two drift). The new
-source notebook holds one TODO, with a visible and a hidden test, in the course's form: the notebook's own
-exercise replaces it, and :data:`BY_HAND` says what is left to do.
+:func:`checklist`, the same steps in words (``python -m book.scaffold --checklist`` writes it there).
 """
 
 import argparse
-import copy
 import csv
 import json
 import logging
@@ -17,13 +14,12 @@ import os
 import re
 import subprocess
 import sys
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import nbformat
-from nbformat import NotebookNode
 
 from autograder.course import settings
 from book.syllabus import GENERATED
@@ -34,56 +30,27 @@ from tfcourse.registry import CATALOGS, translated
 
 log = logging.getLogger("book.scaffold")
 MAINTAINERS = settings.REPO_ROOT / "docs" / "maintainers.md"
+TEMPLATE = Path(__file__).with_name("new_notebook.json")
 NAME = re.compile(r"^(?P<number>\d\d)_(?P<exercise>[a-z][a-z0-9_]*)$")
 
 
 @dataclass(frozen=True)
 class Notebook:
-    name: str  # 08_name
+    name: str  # NN_name: "name" is its TODO's function and answer cell (its test cell: name_values)
     title: str
     root: Path
 
-    @property
-    def exercise(self) -> str:
-        """The TODO's function name and answer cell's grade id (its test cells' are ``<exercise>_<property>``)."""
-        return NAME.match(self.name)["exercise"]
-
-
-def markdown(text: str) -> NotebookNode:
-    return nbformat.v4.new_markdown_cell(text, id=uuid.uuid4().hex[:8])
-
-
-def code(text: str, grade_id: str = "", points: int = 0) -> NotebookNode:
-    cell = nbformat.v4.new_code_cell(text, id=grade_id or uuid.uuid4().hex[:8])
-    if grade_id:
-        answer = not points
-        cell.metadata["nbgrader"] = {"grade": not answer, "grade_id": grade_id, "locked": not answer,
-                                     "schema_version": 3, "solution": answer, "task": False}  # fmt: skip
-        if points:
-            cell.metadata["nbgrader"]["points"] = points
-    return cell
-
 
 def write_source(notebook: Notebook) -> None:
-    """The first notebook's setup (its heading and first code cell, so every notebook starts alike), then one TODO."""
+    """``book/new_notebook.json`` with the first notebook's setup (its heading and first code cell) in its SETUP
+    cell, so that every notebook starts alike."""
     first = nbformat.read(settings.source_notebook(settings.assignment_ids(notebook.root)[0], notebook.root), 4)
     setup = next(index for index, cell in enumerate(first.cells) if cell.cell_type == "code")
-    name, number = notebook.exercise, notebook.name[:2]
-    source = nbformat.v4.new_notebook(metadata=copy.deepcopy(first.metadata))
-    source.cells = [
-        markdown(f"# {number} · {notebook.title}\n\nWhat this notebook teaches, and why it comes here."),
-        *copy.deepcopy(first.cells[setup - 1 : setup + 1]),
-        markdown(f"## 1. Exercise\n\n### TODO 1 — `{name}(x)`\n\nReturn `x` doubled (the notebook's own exercise "
-                 "replaces this one)."),  # fmt: skip
-        code(f"def {name}(x: torch.Tensor) -> torch.Tensor:\n    ### BEGIN SOLUTION\n    return 2 * x\n"
-             "    ### END SOLUTION", name),  # fmt: skip
-        markdown("The test cell below is graded. Run it after every change to your function."),
-        code(f'check_close("{name} of a vector", {name}(torch.arange(3.0)), torch.tensor([0.0, 2.0, 4.0]))\n'
-             f'print(passed("{name}"))\n### BEGIN HIDDEN TESTS\n'
-             f'check_close("{name} of a matrix", {name}(torch.ones(2, 2)), torch.full((2, 2), 2.0))\n'
-             "### END HIDDEN TESTS", f"{name}_values", points=1),  # fmt: skip
-        markdown("## Summary\n\n* What the notebook taught."),
-    ]
+    text = TEMPLATE.read_text().replace("EXERCISE", NAME.match(notebook.name)["exercise"])
+    text = text.replace("NUMBER", notebook.name[:2]).replace("TITLE", json.dumps(notebook.title)[1:-1])
+    source = nbformat.reads(text, as_version=4)
+    at = next(index for index, cell in enumerate(source.cells) if cell.source == "SETUP")
+    source.cells[at : at + 1], source.metadata = first.cells[setup - 1 : setup + 1], first.metadata
     path = settings.source_notebook(notebook.name, notebook.root)
     path.parent.mkdir(parents=True)
     nbformat.write(source, path)
@@ -96,23 +63,21 @@ def add_due_date(notebook: Notebook) -> None:
 
 def add_to_plans(notebook: Notebook) -> None:
     path = notebook.root / "book" / "plans.json"
-    plans = json.loads(path.read_text())
-    for weeks in plans.values():
-        weeks.append([notebook.name[:2]])
+    plans = {name: [*weeks, [notebook.name[:2]]] for name, weeks in json.loads(path.read_text()).items()}
     path.write_text(json.dumps(plans, indent=2).replace("[\n      ", "[").replace('",\n      "', '", "') + "\n")
 
 
+def command(notebook: Notebook, *argv: str) -> None:
+    """``python argv...`` in the repository, with this Python's folder first on PATH (nbgrader runs alembic by name)."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    subprocess.run([sys.executable, *argv], cwd=notebook.root, check=True, timeout=600, env=os.environ | {"PATH": path})
+
+
 def release(notebook: Notebook) -> None:
-    nbgrader = [sys.executable, "-m", "nbgrader", "generate_assignment", notebook.name, "--force"]
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # nbgrader runs alembic by name
-    subprocess.run(nbgrader, cwd=notebook.root, check=True, timeout=600, env=os.environ | {"PATH": path})
+    command(notebook, "-m", "nbgrader", "generate_assignment", notebook.name, "--force")
     for language in translated():
         write_release(language, notebook.root)
-
-
-def add_translation_files(notebook: Notebook) -> None:
-    for language in translated():
-        dump(language, notebook.name, {})
+        dump(language, notebook.name, {})  # its translations: none yet
 
 
 def add_catalogs(notebook: Notebook) -> None:
@@ -122,67 +87,37 @@ def add_catalogs(notebook: Notebook) -> None:
         update(language, notebook.name, hidden_messages_of(notebook.name, notebook.root), hidden_locale)
 
 
-def measure(notebook: Notebook) -> None:
-    script = notebook.root / "classroom" / "k8s" / "measure_peak_memory.py"
-    subprocess.run([sys.executable, str(script), notebook.name], cwd=notebook.root, check=True, timeout=600)
-
-
-def rewrite_syllabus(notebook: Notebook) -> None:
-    script = notebook.root / "book" / "syllabus.py"
-    subprocess.run([sys.executable, str(script)], cwd=notebook.root, check=True, timeout=600)
-
-
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     places: str  # where it writes; {name}: the notebook, {code}: each translated edition
     what: str
     run: Callable[[Notebook], None]
 
 
 STEPS = (
-    Step(
-        "`solutions/{name}/{name}.ipynb`",
-        "the source: the first notebook's setup cell, one TODO (answer cell `<exercise>`), its graded test cell "
-        "`<exercise>_values` with a hidden test",
-        write_source,
-    ),
+    Step("`solutions/{name}/{name}.ipynb`", "the source: the first notebook's setup, one TODO `name`, its graded test "
+         "cell `name_values` with a hidden test", write_source),  # fmt: skip
     Step("`due_dates.csv`", "a row for the notebook, with no due date", add_due_date),
     Step("`book/plans.json`", "a week of its own at the end of each suggested plan", add_to_plans),
-    Step("`notebooks/{name}/`, `notebooks_{code}/{name}/`", "the student releases (`make release`)", release),
-    Step("`editions/{code}/{name}.yaml`", "each translated edition's translation file, empty", add_translation_files),
-    Step(
-        "`tfcourse/locale/{code}/{name}.po`, `autograder/locale/{code}/{name}.po`",
-        "the message catalogs of its printouts and of its hidden tests (`python -m editions messages CODE`)",
-        add_catalogs,
-    ),
-    Step("`classroom/k8s/peak_memory.json`", "its full-mode run, measured (`measure_peak_memory.py`)", measure),
-    Step("`docs/syllabus.md`, `docs/syllabus.{code}.md`", "the syllabus's points, hours, plans", rewrite_syllabus),
-)
-BY_HAND = (
-    "write the notebook's own prose, exercises and tests in the source, then run the steps from the release on "
-    "again (`make release`, `python -m editions messages CODE`, `classroom/k8s/measure_peak_memory.py NN_name`, "
-    "`make syllabus`)",
-    "add `tests/variants/<exercise>.py`, with `ASSIGNMENT = \"NN_name\"`, the exercise's mutants and alternatives",
-    "translate: `python -m editions todo CODE NN_name` lists the cells, `python -m editions messages CODE` counts "
-    "the messages left",
-    "give each suggested plan of `book/plans.json` the weeks it should have, and its name on the syllabus pages",
+    Step("`notebooks/{name}/`, `notebooks_{code}/{name}/`, `editions/{code}/{name}.yaml`", "the student releases "
+         "(`make release`) and each translated edition's translation file, empty", release),  # fmt: skip
+    Step("`tfcourse/locale/{code}/{name}.po`, `autograder/locale/{code}/{name}.po`", "the message catalogs of its "
+         "printouts and of its hidden tests (`python -m editions messages CODE`)", add_catalogs),  # fmt: skip
+    Step("`classroom/k8s/peak_memory.json`", "its full-mode run, measured (`measure_peak_memory.py`)",
+         lambda notebook: command(notebook, "classroom/k8s/measure_peak_memory.py", notebook.name)),  # fmt: skip
+    Step("`docs/syllabus.md`, `docs/syllabus.{code}.md`", "the syllabus's points, hours and plans (`make syllabus`)",
+         lambda notebook: command(notebook, "book/syllabus.py")),  # fmt: skip
 )
 
 
 def checklist() -> str:
     """The steps in words, as ``docs/maintainers.md`` lists them."""
-    done = [f"{n}. {step.places.format(name='NN_name', code='CODE')}: {step.what}."
-            for n, step in enumerate(STEPS, start=1)]  # fmt: skip
-    left = [f"- {task[0].upper()}{task[1:]}." for task in BY_HAND]
-    head = '`python -m book.scaffold NN_name "Title"` writes:'
-    return "\n".join([head, "", *done, "", "Then, by hand:", "", *left])
+    done = [f"{n}. {step.places.format(name='NN_name', code='CODE')}: {step.what}." for n, step in enumerate(STEPS, 1)]
+    return "\n".join(['`python -m book.scaffold NN_name "Title"` writes:', "", *done])
 
 
 def with_checklist(text: str) -> str:
     """``text`` (``docs/maintainers.md``) with its generated ``scaffold`` part rewritten from :func:`checklist`."""
-    return GENERATED.sub(
-        lambda part: f"{part[1]}{checklist()}\n{part[4]}" if part["name"] == "scaffold" else part[0], text
-    )
+    return GENERATED.sub(lambda part: f"{part[1]}{checklist()}\n{part[4]}" if part[2] == "scaffold" else part[0], text)
 
 
 def scaffold(name: str, title: str, root: Path = settings.REPO_ROOT) -> Notebook:

@@ -130,11 +130,6 @@ def question_number(cells: list[NotebookNode], index: int) -> int:
     raise ValueError(f"no **Qn question above the written answer {grade_id(cells[index])}")
 
 
-def plans() -> dict[str, list[list[str]]]:
-    """The suggested plans: per plan, the numbers of each week's notebooks."""
-    return json.loads(PLANS_FILE.read_text())
-
-
 def measured_runs() -> dict:
     """The full-mode runs of ``classroom/k8s/measure_peak_memory.py``: the machine and each notebook's run."""
     return json.loads(RUN_TIMES.read_text())
@@ -255,63 +250,11 @@ def estimate(notebook: Notebook) -> Estimate:
 
 # --- the pages' words ---------------------------------------------------------------------------------------
 
-ENGLISH_LABELS = {  # a translated edition's are its editions/<code>/interface.yaml's syllabus words
-    "notebook": "notebook",
-    "autograded": "autograded",
-    "written": "written (by hand)",
-    "extra": "extra credit (optional)",
-    "total": "full marks",
-    "course": "course",
-    "words": "words of prose",
-    "code": "lines of given code",
-    "exercises": "exercises",
-    "answer_lines": "lines of reference answers",
-    "questions": "written questions",
-    "answer_words": "words of model answers",
-    "run": "full-mode run",
-    "reading": "reading (min)",
-    "given_code": "given code (min)",
-    "exercise_minutes": "exercises (min)",
-    "writing": "written answers (min)",
-    "run_minutes": "run (min)",
-    "hours": "hours",
-    "extra_minutes": "extra credit (optional, not in hours)",
-    "minutes": "{} min",
-    "hours_unit": "{} h",
-    "question": "question",
-    "grade_id": "grade id",
-    "points": "points",
-    "week": "week",
-    "plan": {"seven": "Seven weeks, one notebook a week", "four": "Four weeks"},
-    "due": "due (end of the week)",
-    "rate": "part",
-    "low_end": "low end",
-    "high_end": "high end",
-    "rate_rows": (
-        ("reading prose and maths", "{} words a minute"),
-        ("given code, read and run", "{} lines a minute"),
-        ("each exercise", "{} min + {} min per line of its reference answer"),
-        ("each written question", "{} min + its model answer's length at {} words a minute"),
-    ),
-    "rate_run": ("the full-mode run", "one run, as measured"),
-    "rounding": (
-        "Lines of code count neither blank lines nor comments. Each part is rounded to whole minutes; a "
-        "notebook's hours are their sum, rounded down (low end) and up (high end) to a half hour."
-    ),
-    "run_note": (
-        "The full-mode runs were measured on {dates} with `classroom/k8s/measure_peak_memory.py` "
-        "(`classroom/k8s/peak_memory.json`): each solution notebook top to bottom, one thread, on a "
-        "{cpus}-core {cpu} at a 1-minute load of {load_low} to {load_high} (other jobs running): on an idle "
-        "machine of that kind they take less."
-    ),
-    "csv": "`due_dates.csv` for this plan, for a class whose first week starts on Monday {start}:",
-}
 
 
 def labels(language: str) -> dict:
-    """The pages' words in ``language``: English, with what the edition translates."""
-    own = interface(language).get("syllabus", {})
-    return {**ENGLISH_LABELS, **own, "plan": {**ENGLISH_LABELS["plan"], **own.get("plan", {})}}
+    """The pages' words in ``language`` (``editions/<code>/interface.yaml``)."""
+    return interface(language)["syllabus"]
 
 
 def number(value: float) -> str:
@@ -469,7 +412,7 @@ def plan_weeks(plan: list[list[str]], notebooks: list[Notebook]) -> list[list[No
 def schedule_part(notebooks: list[Notebook], language: str) -> str:
     words = labels(language)
     parts = []
-    for name, plan in plans().items():
+    for name, plan in json.loads(PLANS_FILE.read_text()).items():
         weeks = plan_weeks(plan, notebooks)
         rows = []
         for week, chosen in enumerate(weeks, start=1):

@@ -5,7 +5,6 @@ English is at ``build/book/``, each translated edition in the folder ``tfcourse/
 page in the other language and to the student notebook of its own edition's release.
 """
 
-import dataclasses
 from dataclasses import dataclass
 
 from editions.translations import interface
@@ -37,33 +36,6 @@ class Words:
     mode_full: str
 
 
-ENGLISH = Words(  # the place (language, folder, release, the other's name) comes from the registry
-    language="",
-    folder="",
-    release="",
-    course="Transformers from scratch",
-    contents="contents",
-    nav_top="Course pages",
-    nav_bottom="Course pages (end of page)",
-    other_language="",  # the other edition's name
-    run_it="Run it yourself.",
-    student_notebook="The student notebook",
-    run_it_text="has the exercises left for you to write. In the course repository: <code>make lab</code>, then open",
-    shows="This page shows the reference answers",
-    fast_mode=", executed in fast mode (small sizes, few training steps)",
-    reference_answer="Reference answer",
-    visible_tests="Visible tests",
-    model_answer="Model answer",
-    index_heading="the reader edition",
-    index_text=(
-        "Every notebook of the course with its reference answers, the model answers to the written "
-        "questions and the visible tests, executed in {mode}. Hidden tests are left out.\n"
-        "Each page links to the student notebook, with the exercises left for you to write."
-    ),
-    index_contents="Contents",
-    mode_fast="fast mode, as the grader runs them",
-    mode_full="full mode",
-)
 
 
 
@@ -71,7 +43,7 @@ def edition_words(code: str) -> Words:
     """An edition's words: English, with what ``editions/<code>/interface.yaml`` translates."""
     edition, other = editions()[code], editions()[source() if code != source() else translated()[0]]
     place = {"language": code, "folder": edition.book, "release": edition.release, "other_language": other.name}
-    return dataclasses.replace(ENGLISH, **place, **interface(code).get("book", {}))
+    return Words(**place, **interface(code)["book"])
 
 
 LANGUAGES = {code: edition_words(code) for code in editions()}

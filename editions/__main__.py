@@ -16,9 +16,10 @@ import argparse
 from autograder.course.hidden_messages import LOCALE as HIDDEN_LOCALE
 from autograder.course.settings import REPO_ROOT, assignment_ids
 from editions.messages import hidden_sources, interface_sources, sources, untranslated, update
-from editions.release import release_directory, write_release
+from editions.release import write_release
 from editions.translations import english_hash, load, markdown_cells
 from tfcourse.messages import LOCALE
+from tfcourse.registry import editions
 
 
 def status(language: str) -> int:
@@ -49,7 +50,7 @@ def todo(language: str, assignment: str) -> int:
 def release(language: str) -> int:
     for assignment, english in write_release(language):
         state = "complete" if not english else f"{english} Markdown cells left in English (missing or stale)"
-        print(f"{release_directory(language)}/{assignment}: {state}")
+        print(f"{editions()[language].release}/{assignment}: {state}")
     return 0
 
 

@@ -84,8 +84,7 @@ ONE_SENSE_ONLY = re.compile(r"（指.*时）")
 def entry_terms(entry: dict, language: str) -> list[Term]:
     """The terms of one glossary entry (the translation under the edition's code): one, one per pair of an
     ``A / B`` entry, or one per English term of an ``{en: A / B, <code>: 甲}`` entry."""
-    english = [e.strip() for e in entry["en"].split(" / ")]
-    chinese = [z.strip() for z in str(entry[language]).split(" / ")]
+    english, chinese = ([t.strip() for t in str(entry[key]).split(" / ")] for key in ("en", language))
     if len(chinese) == 1:
         chinese *= len(english)
     elif len(english) != len(chinese):

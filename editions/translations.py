@@ -14,6 +14,7 @@ import nbformat
 import yaml
 
 from autograder.course.settings import REPO_ROOT, source_notebook
+from tfcourse.registry import source
 
 EDITIONS = Path(__file__).resolve().parent
 HASH_LENGTH = 16
@@ -53,10 +54,17 @@ def load(language: str, assignment: str) -> dict[str, Translation]:
 
 @cache
 def interface(language: str) -> dict:
-    """The edition's own words outside the notebooks (``editions/<code>/interface.yaml``: the reader edition's,
-    its figures' alt text, the syllabus pages'); empty where it has none, and a word it leaves out is English."""
-    path = EDITIONS / language / "interface.yaml"
-    return (yaml.safe_load(path.read_text(encoding="utf-8")) or {}) if path.exists() else {}
+    """The edition's own words outside the notebooks (the reader edition's, its figures' alt text, the syllabus
+    pages'): the source edition's ``editions/<code>/interface.yaml``, with what the edition's own translates."""
+    english, path = EDITIONS / source() / "interface.yaml", EDITIONS / language / "interface.yaml"
+    own = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() and language != source() else {}
+    return merged(yaml.safe_load(english.read_text(encoding="utf-8")), own or {})
+
+
+def merged(english: dict, own: dict) -> dict:
+    """``english`` with each word ``own`` gives in its place, table by table."""
+    return {key: merged(value, own.get(key, {})) if isinstance(value, dict) else own.get(key, value)
+            for key, value in english.items()}  # fmt: skip
 
 
 class _BlockText(yaml.SafeDumper):
