@@ -11,9 +11,10 @@ import pytest
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import write_po
 
+from autograder.course.settings import REPO_ROOT
 from editions.translations import english_hash, markdown_cells
 from tests.support.repo_copy import make, repo_copy, run
-from tfcourse.registry import editions
+from tfcourse.registry import CATALOGS, editions
 
 CODE = "xx"
 ASSIGNMENT = "01_attention"
@@ -52,7 +53,8 @@ def write_catalog(path: Path, english: str, translation: str) -> None:
 
 
 def test_the_repository_ships_no_third_edition() -> None:
-    assert CODE not in editions() and not Path(editions()["en"].release).with_name(f"notebooks_{CODE}").exists()
+    assert CODE not in editions() and not (REPO_ROOT / f"notebooks_{CODE}").exists()
+    assert not any((REPO_ROOT / folder / CODE).exists() for folder in ("editions", *CATALOGS))
 
 
 @pytest.mark.slow

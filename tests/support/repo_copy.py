@@ -28,4 +28,6 @@ def run(copy: Path, *command: str, timeout: float = 900) -> str:
 
 
 def make(copy: Path, target: str, timeout: float = 900) -> str:
-    return run(copy, "make", target, f"VENV={VENV}", timeout=timeout)
+    """``make target`` in the copy with this venv, never installing into it (``-o``: its stamp counts as done, even
+    where a requirements file is newer), since an install from the copy would point the venv at the copy."""
+    return run(copy, "make", "-o", str(VENV / ".installed"), target, f"VENV={VENV}", timeout=timeout)
