@@ -17,8 +17,11 @@ export PATH := $(BIN):$(PATH)
 .PHONY: install sandbox lab lab-zh instructor-lab data test test-fast release autograde lint clean-grading axe hub hub-students hub-clear-inbound hub-remove-accounts similarity-anchor benchmark-hub
 # The student release to open: EDITION=zh opens the Chinese one (notebooks_zh/). Not LANG, which
 # make reads from the environment (LANG=C.UTF-8 on most machines).
+# The editions and their folders come from tfcourse/editions.toml (tfcourse/registry.py, standard library only).
 EDITION ?= en
-RELEASE_FOLDER := $(if $(filter en,$(EDITION)),notebooks,notebooks_$(EDITION))
+REGISTRY := $(PYTHON) -P tfcourse/registry.py
+RELEASE_FOLDER = $(shell $(REGISTRY) release $(EDITION))
+TRANSLATED_EDITIONS = $(shell $(REGISTRY) translated)
 
 $(STAMP): requirements.txt requirements-lock.txt requirements-removed.txt classroom/requirements-hub-nodeps.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -124,11 +127,15 @@ docs: install  ## README.md and docs/ as a static site for reading offline: buil
 syllabus: install  ## rewrite the points, hours, written questions and schedule of docs/syllabus.md and docs/syllabus.zh.md from solutions/
 	$(BIN)/python book/syllabus.py
 
-release: install  ## regenerate notebooks/ from solutions/ with nbgrader, then notebooks_zh/ from notebooks/ and editions/zh/
+release: install  ## regenerate notebooks/ from solutions/ with nbgrader, then each translated edition's (notebooks_zh/ from editions/zh/)
 	for source in solutions/*/; do \
 		$(BIN)/nbgrader generate_assignment "$$(basename $$source)" --force || exit 1; \
 	done
-	$(BIN)/python -m editions release zh
+	for edition in $(TRANSLATED_EDITIONS); do $(BIN)/python -m editions release $$edition || exit 1; done
+
+.PHONY: scaffold
+scaffold: install  ## a new notebook's files in every place the course needs them: make scaffold NOTEBOOK=08_name TITLE="Title"
+	$(BIN)/python -m book.scaffold "$(NOTEBOOK)" "$(TITLE)"
 
 .PHONY: student-kit
 student-kit: install  ## the zip to give a class: build/student-kit/transformers-from-scratch-student-kit-<version>.zip (notebooks, helper package, data sample; no solution, no hidden test)

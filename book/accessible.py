@@ -8,9 +8,10 @@
 
 from bs4 import BeautifulSoup
 
+from editions.translations import interface
+
 NBCONVERT_PLACEHOLDER = "No description has been provided for this image"
 HIDDEN_LABEL_CLASS = "reader-visually-hidden"
-INDEX_LABEL = {"en": "index", "zh": "索引"}
 
 
 def accessible_html(page: str, language: str = "en") -> str:
@@ -18,7 +19,7 @@ def accessible_html(page: str, language: str = "en") -> str:
     for header in soup.select("th"):
         if not header.get_text(strip=True):
             label = soup.new_tag("span", attrs={"class": HIDDEN_LABEL_CLASS})
-            label.string = INDEX_LABEL.get(language, INDEX_LABEL["en"])
+            label.string = interface(language)["index_label"]
             header.append(label)
     return str(soup)
 

@@ -11,7 +11,7 @@ Each figure's alt text says what it shows, from two sources kept where they are 
    takes the same cell's Chinese text.
 
 A code cell can state the sentence itself, for each language, in its metadata
-(``{"reader": {"alt": {"en": ..., "zh": ...}}}``), where the prose says nothing about the figure.
+(``{"reader": {"alt": {"en": ..., CODE: ...}}}``), where the prose says nothing about the figure.
 
 ``set_alt_text`` writes it into each PNG output's metadata (``image/png.alt``), which the reader
 template puts in the ``<img alt>``.
@@ -21,21 +21,16 @@ import re
 
 from nbformat import NotebookNode
 
+from editions.translations import interface
 from tfcourse.figure_text import parse
+from tfcourse.registry import editions
 
-SENTENCE_END = {"en": re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9$`*(])"), "zh": re.compile(r"(?<=[。！？])")}
-SPEAKS_OF_A_FIGURE = {
-    "en": re.compile(r"\b(figure|plot|picture|heatmap|curve|panel|image|chart|bars?)s?\b", re.I),
-    "zh": re.compile(r"图|曲线|热力图|面板|柱"),
-}
-WORDS = {
-    "en": {"figure": "Figure", "panel": "panel", "x": "x axis", "y": "y axis", "legend": "lines", "bar": "colour scale",
-           "colon": ": ", "comma": ", ", "sep": "; ", "end": ". ", "all": "every panel"},
-    "zh": {"figure": "图", "panel": "子图", "x": "横轴", "y": "纵轴", "legend": "图例", "bar": "色标",
-           "colon": "：", "comma": "，", "sep": "；", "end": "。", "all": "各子图"},
-}  # fmt: skip
-# A shorter first sentence ("Notice three things.", "有三点值得注意。") takes the next one with it.
-SHORTEST_SENTENCE = {"en": 40, "zh": 15}
+
+def rules(language: str) -> dict:
+    """How the edition's prose is read and its figures described (``editions/<code>/interface.yaml``)."""
+    return interface(language)["alt_text"]
+
+
 TEX_SYMBOLS = {
     "times": "×", "approx": "≈", "cdot": "·", "top": "ᵀ", "sqrt": "√", "pi": "π", "infty": "∞", "le": "≤",
     "ge": "≥", "ldots": "…", "sum": "Σ", "alpha": "α", "delta": "δ", "theta": "θ", "lambda": "λ", "omega": "ω",
@@ -59,7 +54,7 @@ def plain(markdown: str) -> str:
 
 def sentences(markdown: str, language: str) -> list[str]:
     paragraphs = [p for p in re.split(r"\n\s*\n", markdown) if p.strip() and not p.lstrip().startswith(("#", "|"))]
-    return [s.strip() for p in paragraphs for s in SENTENCE_END[language].split(plain(p)) if s.strip()]
+    return [s.strip() for p in paragraphs for s in re.split(rules(language)["sentence_end"], plain(p)) if s.strip()]
 
 
 def prose_sentence(cells: list[NotebookNode], index: int, language: str) -> str:
@@ -68,11 +63,12 @@ def prose_sentence(cells: list[NotebookNode], index: int, language: str) -> str:
     if after is not None and not after.source.lstrip().startswith("#"):
         found = sentences(after.source, language)
         if found:
-            short = len(found[0]) < SHORTEST_SENTENCE[language] and len(found) > 1
-            return ("" if language == "zh" else " ").join(found[:2]) if short else found[0]
+            short = len(found[0]) < rules(language)["shortest_sentence"] and len(found) > 1
+            return editions()[language].join.join(found[:2]) if short else found[0]
     before = next((c for c in reversed(cells[:index]) if c.cell_type == "markdown"), None)
     if before is not None:
-        speaking = [s for s in sentences(before.source, language) if SPEAKS_OF_A_FIGURE[language].search(s)]
+        figure = rules(language)["speaks_of_a_figure"]
+        speaking = [s for s in sentences(before.source, language) if re.search(figure, s)]
         if speaking:
             return speaking[-1]
     return ""
@@ -80,7 +76,7 @@ def prose_sentence(cells: list[NotebookNode], index: int, language: str) -> str:
 
 def figure_words(described: dict, language: str) -> str:
     """The figure's own words (title, panels, axes, legend, colour bar) as one sentence."""
-    say, panels = WORDS[language], described.get("axes", [])
+    say, panels = rules(language)["words"], described.get("axes", [])
     title = described.get("title") or next((a["title"] for a in panels if a.get("title")), "")
     shared = {key: panels[0].get(key) for key in ("x", "y") if len(panels) > 1}
     shared = {key: label for key, label in shared.items() if label and all(a.get(key) == label for a in panels)}

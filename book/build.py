@@ -63,7 +63,7 @@ from autograder.course.notebooks import (  # noqa: E402
 from book.accessible import accessible_html  # noqa: E402
 from book.alt_text import set_alt_text  # noqa: E402
 from book.words import EN, LANGUAGES, Words, link_to_other_language, other  # noqa: E402
-from editions.release import current  # noqa: E402
+from editions.release import translate  # noqa: E402
 from editions.translations import load  # noqa: E402
 from tfcourse.language import EDITION_VARIABLE  # noqa: E402
 
@@ -281,15 +281,7 @@ def navigation(words: Words, file_name: str, previous: Page | None, following: P
 
 def translated(reader: NotebookNode, source: NotebookNode, assignment: str, language: str) -> NotebookNode:
     """The reader copy with each Markdown cell's current translation (model answers included)."""
-    if language == EN.language:
-        return reader
-    english = {cell.id: cell.source for cell in source.cells if cell.cell_type == "markdown"}
-    translations, copied = load(language, assignment), copy.deepcopy(reader)
-    for cell in copied.cells:
-        text = current(translations, cell.id, english[cell.id]) if cell.id in english else None
-        if cell.cell_type == "markdown" and text is not None:
-            cell.source = text
-    return copied
+    return reader if language == EN.language else translate(reader, source, load(language, assignment), language, True)
 
 
 def index_notebook(pages: list[Page], fast: bool, words: Words = EN) -> NotebookNode:
@@ -319,7 +311,7 @@ def build(
     output: Path,
     assignments: list[str],
     fast: bool = False,
-    languages: tuple[str, ...] = ("en", "zh"),
+    languages: tuple[str, ...] = tuple(LANGUAGES),
     jobs: int = 1,
 ) -> list[Page]:
     """Write the site to ``output`` (emptied first), one folder per language; return its pages in course order.
@@ -384,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--full", action="store_true", help="execute in full mode (TFCOURSE_FAST=0), the default")
     parser.add_argument("--only", nargs="+", metavar="ASSIGNMENT", help="these notebooks only")
     parser.add_argument(
-        "--languages", nargs="+", choices=sorted(LANGUAGES), default=["en", "zh"], help="the editions to build"
+        "--languages", nargs="+", choices=sorted(LANGUAGES), default=list(LANGUAGES), help="the editions to build"
     )
     parser.add_argument("--jobs", type=int, default=1, help="notebooks executed at once (default 1)")
     args = parser.parse_args(argv)

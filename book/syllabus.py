@@ -45,9 +45,11 @@ from autograder.course.notebooks import (  # noqa: E402
     nbgrader_meta,
 )
 from editions.release import release_notebook  # noqa: E402
+from editions.translations import interface  # noqa: E402
+from tfcourse.registry import editions, source, translated  # noqa: E402
 
 REPO_ROOT = settings.REPO_ROOT
-PAGES = {"en": REPO_ROOT / "docs" / "syllabus.md", "zh": REPO_ROOT / "docs" / "syllabus.zh.md"}
+PAGES = {code: REPO_ROOT / edition.syllabus for code, edition in editions().items()}
 RUN_TIMES = REPO_ROOT / "classroom" / "k8s" / "peak_memory.json"
 GENERATED = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
 SOLUTION_REGION = re.compile(r"^[ \t]*### BEGIN SOLUTION[ \t]*\n(.*?)^[ \t]*### END SOLUTION", re.M | re.S)
@@ -62,11 +64,8 @@ MINUTES_PER_ANSWER_LINE = (1.5, 3)  # per line of the reference answer (not blan
 MINUTES_PER_QUESTION = (5, 10)  # thinking before writing
 WRITING_WORDS_PER_MINUTE = (20, 10)  # against the length of the model answer
 
-# The suggested plans: the notebooks of each week, by number.
-PLANS = {
-    "seven": (("01",), ("02",), ("03",), ("04",), ("05",), ("06",), ("07",)),
-    "four": (("01", "02", "03"), ("04", "05"), ("06",), ("07",)),
-}
+# The suggested plans (book/plans.json): the notebooks of each week, by number.
+PLANS_FILE = REPO_ROOT / "book" / "plans.json"
 # The example due_dates.csv: a class whose first week starts on this Monday; each week's notebooks
 # are due on its Sunday at 23:59 in UTC+08:00.
 EXAMPLE_START = date(2027, 3, 1)
@@ -153,8 +152,8 @@ def read_notebook(assignment: str) -> Notebook:
     return Notebook(
         assignment=assignment,
         titles={
-            "en": title(settings.source_notebook(assignment)),
-            "zh": title(release_notebook("zh", assignment)),
+            source(): title(settings.source_notebook(assignment)),
+            **{code: title(release_notebook(code, assignment)) for code in translated()},
         },
         autograded=sum(points(c) for c in graded if is_graded_test_cell(c) and not is_extra_credit(grade_id(c))),
         written=sum(points(c) for c in graded if is_student_cell(c) and not is_extra_credit(grade_id(c))),
@@ -251,109 +250,11 @@ def estimate(notebook: Notebook) -> Estimate:
 
 # --- the pages' words ---------------------------------------------------------------------------------------
 
-LABELS = {
-    "en": {
-        "notebook": "notebook",
-        "autograded": "autograded",
-        "written": "written (by hand)",
-        "extra": "extra credit (optional)",
-        "total": "full marks",
-        "course": "course",
-        "words": "words of prose",
-        "code": "lines of given code",
-        "exercises": "exercises",
-        "answer_lines": "lines of reference answers",
-        "questions": "written questions",
-        "answer_words": "words of model answers",
-        "run": "full-mode run",
-        "reading": "reading (min)",
-        "given_code": "given code (min)",
-        "exercise_minutes": "exercises (min)",
-        "writing": "written answers (min)",
-        "run_minutes": "run (min)",
-        "hours": "hours",
-        "extra_minutes": "extra credit (optional, not in hours)",
-        "minutes": "{} min",
-        "hours_unit": "{} h",
-        "question": "question",
-        "grade_id": "grade id",
-        "points": "points",
-        "week": "week",
-        "plan": {"seven": "Seven weeks, one notebook a week", "four": "Four weeks"},
-        "due": "due (end of the week)",
-        "rate": "part",
-        "low_end": "low end",
-        "high_end": "high end",
-        "rate_rows": (
-            ("reading prose and maths", "{} words a minute"),
-            ("given code, read and run", "{} lines a minute"),
-            ("each exercise", "{} min + {} min per line of its reference answer"),
-            ("each written question", "{} min + its model answer's length at {} words a minute"),
-        ),
-        "rate_run": ("the full-mode run", "one run, as measured"),
-        "rounding": (
-            "Lines of code count neither blank lines nor comments. Each part is rounded to whole minutes; a "
-            "notebook's hours are their sum, rounded down (low end) and up (high end) to a half hour."
-        ),
-        "run_note": (
-            "The full-mode runs were measured on {dates} with `classroom/k8s/measure_peak_memory.py` "
-            "(`classroom/k8s/peak_memory.json`): each solution notebook top to bottom, one thread, on a "
-            "{cpus}-core {cpu} at a 1-minute load of {load_low} to {load_high} (other jobs running): on an idle "
-            "machine of that kind they take less."
-        ),
-        "csv": "`due_dates.csv` for this plan, for a class whose first week starts on Monday {start}:",
-    },
-    "zh": {
-        "notebook": "笔记本",
-        "autograded": "自动评分",
-        "written": "简答题（人工评分）",
-        "extra": "附加分（选做）",
-        "total": "满分",
-        "course": "全课程",
-        "words": "正文英文词数",
-        "code": "给定代码行数",
-        "exercises": "练习数",
-        "answer_lines": "参考答案行数",
-        "questions": "简答题数",
-        "answer_words": "示范答案英文词数",
-        "run": "完整模式运行",
-        "reading": "阅读（分钟）",
-        "given_code": "给定代码（分钟）",
-        "exercise_minutes": "练习（分钟）",
-        "writing": "简答题（分钟）",
-        "run_minutes": "运行（分钟）",
-        "hours": "小时",
-        "extra_minutes": "附加分（选做，不计入小时数）",
-        "minutes": "{} 分钟",
-        "hours_unit": "{} 小时",
-        "question": "题号",
-        "grade_id": "grade id",
-        "points": "分值",
-        "week": "周",
-        "plan": {"seven": "七周：每周一个笔记本", "four": "四周"},
-        "due": "截止（该周结束时）",
-        "rate": "部分",
-        "low_end": "下限",
-        "high_end": "上限",
-        "rate_rows": (
-            ("阅读正文和公式", "每分钟 {} 个英文词"),
-            ("给定代码（阅读并运行）", "每分钟 {} 行"),
-            ("每个练习", "{} 分钟 + 参考答案每行 {} 分钟"),
-            ("每道简答题", "{} 分钟 + 按示范答案的词数、每分钟写 {} 个英文词"),
-        ),
-        "rate_run": ("完整模式运行", "运行一遍，按实测时间"),
-        "rounding": (
-            "代码行数不计空行和注释。每一部分先四舍五入到整分钟；一个笔记本的小时数是各部分之和，"
-            "下限向下、上限向上取整到半小时。"
-        ),
-        "run_note": (
-            "完整模式的运行时间于 {dates} 用 `classroom/k8s/measure_peak_memory.py` 测得"
-            "（`classroom/k8s/peak_memory.json`）：每个参考答案笔记本从头到尾运行一遍，单线程，机器为 {cpus} 核 {cpu}，"
-            "1 分钟平均负载 {load_low} 到 {load_high}（同时有其他任务在运行）：在同类的空闲机器上会更快。"
-        ),
-        "csv": "这个计划的 `due_dates.csv`，假设第一周从 {start}（星期一）开始：",
-    },
-}
+
+
+def labels(language: str) -> dict:
+    """The pages' words in ``language`` (``editions/<code>/interface.yaml``)."""
+    return interface(language)["syllabus"]
 
 
 def number(value: float) -> str:
@@ -375,7 +276,7 @@ def notebook_cell(notebook: Notebook, language: str) -> str:
 
 
 def points_part(notebooks: list[Notebook], language: str) -> str:
-    words = LABELS[language]
+    words = labels(language)
     rows = [
         [
             notebook_cell(n, language),
@@ -395,7 +296,7 @@ def points_part(notebooks: list[Notebook], language: str) -> str:
 
 
 def hours_part(notebooks: list[Notebook], language: str) -> str:
-    words = LABELS[language]
+    words = labels(language)
     inputs = table(
         [
             words["notebook"],
@@ -460,7 +361,7 @@ def hours_part(notebooks: list[Notebook], language: str) -> str:
 
 def rates_part(language: str) -> str:
     """The rates of the estimate, as a table: each part's rule at the low end and at the high end of a range."""
-    words = LABELS[language]
+    words = labels(language)
     rates = (
         (READING_WORDS_PER_MINUTE,),
         (GIVEN_CODE_LINES_PER_MINUTE,),
@@ -480,7 +381,7 @@ def run_note(language: str) -> str:
     runs = [measured["notebooks"][assignment] for assignment in settings.assignment_ids()]
     loads = [run[key][0] for run in runs for key in ("load_before", "load_after")]
     dates = sorted({run["date"] for run in runs})
-    return LABELS[language]["run_note"].format(
+    return labels(language)["run_note"].format(
         dates=", ".join(dates),
         cpus=measured["machine"]["cpus"],
         cpu=measured["machine"]["cpu_model"],
@@ -490,7 +391,7 @@ def run_note(language: str) -> str:
 
 
 def questions_part(notebooks: list[Notebook], language: str) -> str:
-    words = LABELS[language]
+    words = labels(language)
     rows = [
         [notebook_cell(n, language), f"Q{q.number}", f"`{q.grade_id}`", number(q.points)]
         for n in notebooks
@@ -499,7 +400,7 @@ def questions_part(notebooks: list[Notebook], language: str) -> str:
     return table([words["notebook"], words["question"], words["grade_id"], words["points"]], rows)
 
 
-def plan_weeks(plan: tuple[tuple[str, ...], ...], notebooks: list[Notebook]) -> list[list[Notebook]]:
+def plan_weeks(plan: list[list[str]], notebooks: list[Notebook]) -> list[list[Notebook]]:
     """The notebooks of each week; a plan that leaves a notebook out or names one twice is an error."""
     by_number = {n.number: n for n in notebooks}
     named = [number for week in plan for number in week]
@@ -509,9 +410,9 @@ def plan_weeks(plan: tuple[tuple[str, ...], ...], notebooks: list[Notebook]) -> 
 
 
 def schedule_part(notebooks: list[Notebook], language: str) -> str:
-    words = LABELS[language]
+    words = labels(language)
     parts = []
-    for name, plan in PLANS.items():
+    for name, plan in json.loads(PLANS_FILE.read_text()).items():
         weeks = plan_weeks(plan, notebooks)
         rows = []
         for week, chosen in enumerate(weeks, start=1):

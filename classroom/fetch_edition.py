@@ -9,7 +9,7 @@ hand-in against ``outbound/<assignment>/``, so neither sees them. Fetching (:cla
 nbgrader does, then, for a student whose edition is Chinese, the Chinese notebook over each notebook this
 fetch created (a notebook the student already had, with their work in it, is never replaced).
 
-A student's edition is their own setting, ``c.EditionFetch.edition = "zh"`` (or ``"en"``) in an
+A student's edition is their own setting, ``c.EditionFetch.edition = CODE`` (``tfcourse/editions.toml``) in an
 ``nbgrader_config.py`` in their home, else the roster's ``language`` column (published for them by the
 hub, :mod:`classroom.student_view`), else English.
 """
@@ -23,9 +23,9 @@ from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignme
 from traitlets import HasTraits, Unicode
 
 from classroom.student_view import ENGLISH, LANGUAGES, read_view
+from tfcourse.registry import translated_releases
 
 EDITIONS_FOLDER = ".editions"  # in the exchange's outbound folder: hidden from nbgrader's listing
-TRANSLATED_RELEASES = {"zh": "notebooks_zh"}  # edition -> its student release, beside notebooks/ in the course
 
 
 def translated_release(outbound: str | Path, language: str, assignment: str) -> Path:
@@ -38,7 +38,7 @@ class EditionRelease(ExchangeReleaseAssignment):
     def copy_files(self) -> None:
         super().copy_files()
         assignment = self.coursedir.assignment_id
-        for language, folder in TRANSLATED_RELEASES.items():
+        for language, folder in translated_releases().items():
             source = Path(self.coursedir.root) / folder / assignment
             if not source.is_dir():
                 continue
@@ -59,7 +59,7 @@ class EditionChoice(HasTraits):
     roster's (the hub's student view), else English."""
 
     edition = Unicode(
-        "", help="The edition to fetch ('zh': Chinese, 'en': English); empty: the roster's, else English"
+        "", help="The edition to fetch (a code of tfcourse/editions.toml); empty: the roster's, else English"
     ).tag(config=True)
 
     def translated_edition(self) -> str | None:

@@ -27,11 +27,10 @@ from autograder.course.settings import assignment_ids, release_notebook, source_
 from autograder.pipeline.feedback import SHORTEST_SECRET
 from editions.release import release_notebook as edition_release_notebook
 from editions.translations import load
-from tfcourse.language import EDITIONS, ENGLISH
+from tfcourse.registry import editions, translated
 
 RUN = 3
 SHORTEST = SHORTEST_SECRET  # characters of a run, its lines joined: ``pass``, ``)`` and ``else:`` are no secret
-OTHER_EDITIONS = tuple(language for language in EDITIONS if language != ENGLISH)
 
 Run = tuple[str, ...]
 
@@ -60,19 +59,19 @@ def secret_blocks(root: Path) -> Iterable[str]:
     for assignment in assignment_ids(root):
         source = nbformat.read(source_notebook(assignment, root), as_version=4)
         for cell in source.cells:
-            for language in EDITIONS:
+            for language in editions():
                 yield from HIDDEN_TESTS.findall(translate_hidden_tests(cell.source, language))
         yield from reference_answers(source).values()
         written = {grade_id(cell) for cell in source.cells if cell.cell_type == "markdown" and is_student_cell(cell)}
         cell_ids = {cell.id for cell in source.cells if grade_id(cell) in written}
-        for language in OTHER_EDITIONS:
+        for language in translated():
             yield from (entry.text for cell_id, entry in load(language, assignment).items() if cell_id in cell_ids)
 
 
 def release_runs(root: Path) -> set[Run]:
     """Every run of up to ``RUN`` lines of the release notebooks' cells, in every edition: public anyway."""
     paths = [release_notebook(assignment, root) for assignment in assignment_ids(root)]
-    paths += [edition_release_notebook(language, a, root) for language in OTHER_EDITIONS for a in assignment_ids(root)]
+    paths += [edition_release_notebook(language, a, root) for language in translated() for a in assignment_ids(root)]
     shown: set[Run] = set()
     for path in paths:
         for cell in nbformat.read(path, as_version=4).cells:

@@ -25,7 +25,8 @@ import json
 import os
 from pathlib import Path
 
-from classroom.fetch_edition import EDITIONS_FOLDER, TRANSLATED_RELEASES, EditionChoice
+from classroom.fetch_edition import EDITIONS_FOLDER, EditionChoice
+from tfcourse.registry import translated_releases
 
 EDITION_PREFIX = f"{EDITIONS_FOLDER}/"  # the path every translated file has in the ngshare assignment
 
@@ -38,7 +39,7 @@ def is_edition_path(path: str) -> bool:
 def encoded_editions(course_root: str, assignment: str, ignore) -> list[dict[str, str]]:
     """Each translated release's files of ``assignment``, as ngshare-exchange encodes a file, under ``.editions/``."""
     files = []
-    for language, folder in TRANSLATED_RELEASES.items():
+    for language, folder in translated_releases().items():
         source = Path(course_root) / folder / assignment
         if not source.is_dir():
             continue

@@ -6,7 +6,7 @@ JupyterLab shows only "the kernel appears to have died"; the cause is in the stu
 (:mod:`classroom.cgroups`), whose ``oom_kill`` count any process of theirs may read. The count
 this student's kernels have already reported is kept in their home's cache, so each kill is told once.
 A kernel outside a student's cgroup (an instructor's) does nothing. The notice is in the student's
-edition (English or Chinese), as the hub's student view gives it. Standard library only.
+edition, as the hub's student view gives it (from the hub's catalogs, ``classroom/locale``).
 """
 
 import sys
@@ -14,26 +14,21 @@ from pathlib import Path
 
 from classroom.cgroups import CGROUP_V1, GROUP, oom_kills, own_cgroup
 
-NOTICE = {
-    "en": "A kernel of yours was stopped by the machine: your notebooks together used more than the {limit} of "
+NOTICE = (  # in English; a translated edition's is in the hub's catalogs (classroom/locale)
+    "A kernel of yours was stopped by the machine: your notebooks together used more than the {limit} of "
     "memory each student has on this hub, so the largest of them was ended (out of memory). Its variables "
     "are gone: run the notebook's cells again from the top. To stay under the limit, close the notebooks "
-    "you are not using (File > Close and Shut Down Notebook) and use smaller batches or fewer examples.",
-    "zh": "你的一个内核被机器终止了：你的笔记本合计使用的内存超过了本平台给每位学生的 {limit}，"
-    "因此其中占用最多的一个被结束（内存不足）。它的变量已经丢失：请从头重新运行笔记本的单元格。"
-    "为了不超过上限，请关闭不用的笔记本（File > Close and Shut Down Notebook），并使用更小的批次或更少的样本。",
-}
+    "you are not using (File > Close and Shut Down Notebook) and use smaller batches or fewer examples."
+)
 
 
-def notice_language() -> str:
-    """The student's edition as the hub published it (:mod:`classroom.student_view`), else English."""
+def notice(limit: str) -> str:
+    """The notice in the student's edition as the hub published it (:mod:`classroom.student_view`), else English."""
     try:
-        from classroom.student_view import read_view
-
-        view = read_view()
-    except Exception:  # noqa: BLE001 (the notice must be told even if the view cannot be read)
-        view = None
-    return view.language if view is not None and view.language in NOTICE else "en"
+        from classroom.student_view import ENGLISH, read_view, say  # noqa: PLC0415 (only once a kill is to be told)
+        return say(getattr(read_view(), "language", ENGLISH), NOTICE, limit=limit)
+    except Exception:  # noqa: BLE001 (the notice must be told even if the view or the catalogs cannot be read)
+        return NOTICE.format(limit=limit)
 
 
 def student_memory_cgroup() -> Path | None:
@@ -74,8 +69,7 @@ def load_ipython_extension(ipython) -> None:
 
     def tell_once(*_) -> None:
         if unreported_kills(cgroup) > 0:
-            notice = NOTICE[notice_language()].format(limit=limit_text(cgroup))
-            print(notice, file=sys.stderr, flush=True)  # before the cell's output
+            print(notice(limit_text(cgroup)), file=sys.stderr, flush=True)  # before the cell's output
         ipython.events.unregister("pre_run_cell", tell_once)
 
     ipython.events.register("pre_run_cell", tell_once)

@@ -49,9 +49,9 @@ PROXY_PINS = ("classroom/package.json", "classroom/package-lock.json")
 RUNTIME_PARTS = (
     "tfcourse", "data/ag_news_sample", "data/ag_news", "classroom/__init__.py", "classroom/student_submit.py",
     "autograder/__init__.py", "autograder/pipeline/__init__.py", "autograder/pipeline/handins.py",
-    "notebooks_zh",  # the Chinese student notebooks: with ngshare, a student copies one over the fetched English one
     "classroom/ngshare_service.py",  # ngshare's launcher, bound to its own address (the ngshare service runs it)
     "classroom/cgroups.py", "classroom/oom_notice.py",  # a kernel stopped for memory says why on the next cell
+    "classroom/locale",  # the hub's messages in each translated edition
     # The student view: DUE_DATES.md, the Chinese edition on Fetch, a late or unchanged submit asked about first.
     "classroom/student_view.py", "classroom/due_dates_view.py", "classroom/fetch_edition.py",
     "classroom/ngshare_edition.py",
@@ -169,10 +169,12 @@ def hub_constraints(*more: str) -> str:
 
 
 def install_runtime(layout: HubLayout) -> None:
-    """The helper package and its data, and the Chinese student notebooks, read-only; the package is found by
-    every kernel through a ``.pth`` file."""
+    """The helper package and its data, and the translated student notebooks (with ngshare, a student copies one
+    over the fetched English one), read-only; the package is found by every kernel through a ``.pth`` file."""
+    from tfcourse.registry import translated_releases  # noqa: PLC0415 (the ngshare image imports this module without tfcourse)
+
     shutil.rmtree(layout.runtime, ignore_errors=True)
-    for part in RUNTIME_PARTS:
+    for part in (*RUNTIME_PARTS, *translated_releases().values()):
         if (REPO / part).is_dir():
             shutil.copytree(REPO / part, layout.runtime / part, ignore=shutil.ignore_patterns("__pycache__", "*.part"))
         elif (REPO / part).is_file():

@@ -27,7 +27,7 @@ from classroom.system_users import check_name, ensure_user, set_password
 
 log = logging.getLogger(__name__)
 ID_COLUMNS = ("student", "id")
-LANGUAGES_FILE = "languages.json"  # in the hub's state folder: {student: "zh"}
+LANGUAGES_FILE = "languages.json"  # in the hub's state folder: {student: edition code}
 
 
 def read_roster(path: Path) -> list[str]:

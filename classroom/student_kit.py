@@ -22,12 +22,13 @@ from pathlib import Path
 from autograder.course.graded_versions import project_version as version
 from classroom.kit_secrets import refuse_leaks
 from classroom.student_pins import STUDENT_PACKAGES, requirements  # noqa: F401 (STUDENT_PACKAGES: the kit's)
+from tfcourse.registry import releases
 
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATES = Path(__file__).resolve().parent / "kit"
 DEFAULT_OUTPUT = REPO / "build" / "student-kit"
 NAME = "transformers-from-scratch-student-kit"
-FOLDERS = ("notebooks", "notebooks_zh", "tfcourse", "data/ag_news_sample")
+FOLDERS = (*releases(), "tfcourse", "data/ag_news_sample")
 FILES = ("data/README.md", "requirements-removed.txt")
 LICENCES = ("LICENSE", "LICENSE-CONTENT")  # the code's and the prose's; each goes in when the repository has it
 LEFT_OUT = {"__pycache__", ".ipynb_checkpoints"}

@@ -13,7 +13,7 @@ Before anything is handed in, what would be handed in is measured with the instr
 own code and limits (:func:`autograder.pipeline.handins.measure_handin`; the limits from the
 ``SafeExchangeCollect`` settings every user of the hub reads, with the same defaults): a folder over
 the limits, or holding a link, a pipe or a device, is refused here with a message in the student's
-edition (English or Chinese: :mod:`tfcourse.language`), which nbgrader shows in the Assignments tab
+edition (:mod:`tfcourse.language`), which nbgrader shows in the Assignments tab
 and on the command line, instead of being "Submitted" and then refused at collect. Once copied into
 the exchange, the hand-in is measured again as collect will see it (its owner, with nbgrader's two
 marks): one that collect would refuse is removed and the student told, as is one that a full disk
@@ -40,48 +40,41 @@ from autograder.pipeline.handins import (
     kind_of,
     measure_handin,
 )
-from classroom.student_view import read_view
+from classroom.student_view import ENGLISH, read_view, say
 from classroom.submit_guard import check_before_submit
 
 FOLDER_MODE = 0o750  # owner rwx, instructors r-x (the group the inbound's set-group-id bit gave), others nothing
 FILE_MODE = 0o640
 LIMITS_SECTION = "SafeExchangeCollect"  # the settings the instructors' collect reads its limits from
-# What a refusal says in the Chinese edition, by rule (RefusedHandin.rule); English is the refusal's own message.
-KINDS_ZH = {"a symbolic link": "符号链接", "a named pipe": "命名管道", "a socket": "套接字",
-            "a character device": "字符设备", "a block device": "块设备"}  # fmt: skip
-REASONS_ZH = {
-    "kind": "{where} 是{kind}：作业只能包含普通文件和文件夹",
-    "owner": "{where} 属于另一个账户（uid {uid}），不是你的",
-    "files": "文件和文件夹超过 {limit} 个（教师设定的上限）",
-    "bytes": "超过 {limit:,} 字节（教师设定的上限；每个文件按其大小与所占磁盘空间中的较大者计），"
-    "在 {where}（{size:,} 字节）处超出",
-    "depth": "{where}：文件夹嵌套超过 {limit} 层",
-    "name": "{where}：文件名含控制字符",
-    "changed": "{where} 在读取时被改动",
-    "folder": "作业文件夹无法打开（{error}）",
-}
-MESSAGE_DISK_FULL = {
-    "en": "Not handed in: the exchange's disk is full ({error}). Nothing was handed in, and your earlier hand-in "
-    "(if any) is kept as it was: tell your instructor, and submit again once there is room.",
-    "zh": "未提交：交换区磁盘已满（{error}）。本次没有提交任何内容，你之前的提交（如有）保持不变："
-    "请告知教师，待有空间后重新提交。",
+# What a refusal says in a translated edition is its reason by rule (RefusedHandin.rule), in the hub's catalogs
+# (classroom/locale); English is the refusal's own message, and a rule not listed here is said in English.
+REASONS = {
+    "kind": "{where} is {kind}: a hand-in holds plain files and folders only",
+    "owner": "{where} belongs to another account (uid {uid}), not the student it names",
+    "files": "more than {limit} files and folders (the limit the instructor set)",
+    "bytes": "more than {limit:,} bytes (the limit the instructor set; each file counts for the larger of its size "
+    "and the disk it takes), reached at {where} ({size:,} bytes)",
+    "depth": "{where}: folders nested more than {limit} deep",
+    "name": "{where}: a name with control characters",
+    "changed": "{where} changed while it was read",
+    "folder": "the hand-in is not a folder that can be opened ({error})",
 }
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+MESSAGE_DISK_FULL = (
+    "Not handed in: the exchange's disk is full ({error}). Nothing was handed in, and your earlier hand-in "
+    "(if any) is kept as it was: tell your instructor, and submit again once there is room."
+)
 # ngshare-exchange's submit logs "Failed to submit." and returns when ngshare does not answer (restarting, down):
 # nbgrader would then say nothing more, and the Assignments tab would show the submit as done.
-MESSAGE_NOT_CONFIRMED = {
-    "en": "Not confirmed: the course's exchange (ngshare) did not answer this hand-in (it may be restarting). "
+MESSAGE_NOT_CONFIRMED = (
+    "Not confirmed: the course's exchange (ngshare) did not answer this hand-in (it may be restarting). "
     "Your earlier hand-in (if any) is kept as it was: submit again in a minute, and tell your instructor if this "
-    "message comes back.",
-    "zh": "未确认：课程的交换服务（ngshare）没有回应本次提交（它可能正在重启）。你之前的提交（如有）保持不变："
-    "请一分钟后重新提交；如果再次看到这条消息，请告知教师。",
-}
-MESSAGE = {
-    "en": "Not handed in: {reason}. Nothing was handed in: remove or fix it and submit again (the limits: "
-    "{limits.max_bytes:,} bytes, {limits.max_files} files and folders, plain files and folders only).",
-    "zh": "未提交：{reason}。本次没有提交任何内容：请删除或修正后重新提交（上限：{limits.max_bytes:,} 字节、"
-    "{limits.max_files} 个文件和文件夹，只能包含普通文件和文件夹）。",
-}
+    "message comes back."
+)
+MESSAGE = (
+    "Not handed in: {reason}. Nothing was handed in: remove or fix it and submit again (the limits: "
+    "{limits.max_bytes:,} bytes, {limits.max_files} files and folders, plain files and folders only)."
+)
 
 
 def disk_full(error: BaseException) -> int | None:
@@ -101,7 +94,7 @@ def student_edition(notebook: Path) -> str:
 
     Only a plain file is read: the folder may hold a pipe (which is why it is refused), and opening one blocks.
     """
-    from tfcourse.language import EDITION_VARIABLE, EDITIONS, ENGLISH, notebook_edition  # only when refusing
+    from tfcourse.language import EDITION_VARIABLE, EDITIONS, notebook_edition  # noqa: PLC0415 (only when refusing)
 
     chosen = os.environ.get(EDITION_VARIABLE, "").strip()
     if chosen in EDITIONS:
@@ -120,12 +113,12 @@ def refusal_message(refusal: RefusedHandin, limits: HandinLimits, notebook: Path
     """Why the hand-in was refused, in the edition of the assignment's ``notebook``."""
     edition = student_edition(notebook)
     reason = str(refusal)
-    if edition == "zh" and refusal.rule in REASONS_ZH:
+    if edition != ENGLISH and refusal.rule in REASONS:
         facts = dict(refusal.facts)
         if "kind" in facts:
-            facts["kind"] = KINDS_ZH.get(kind_of(int(facts["kind"])), "特殊文件")
-        reason = REASONS_ZH[refusal.rule].format(**facts)
-    return MESSAGE.get(edition, MESSAGE["en"]).format(reason=reason, limits=limits)
+            facts["kind"] = say(edition, kind_of(int(facts["kind"])))
+        reason = say(edition, REASONS[refusal.rule], **facts)
+    return say(edition, MESSAGE, reason=reason, limits=limits)
 
 
 class HandinChecks:
@@ -180,7 +173,7 @@ class PrivateSubmit(HandinChecks, ExchangeSubmit):
                 shutil.rmtree(dest, ignore_errors=True)  # nothing half handed in (a full disk, a refusal)
                 full = disk_full(error)
                 if full is not None:
-                    self.fail(MESSAGE_DISK_FULL[student_edition(self.notebook)].format(error=os.strerror(full)))
+                    self.fail(say(student_edition(self.notebook), MESSAGE_DISK_FULL, error=os.strerror(full)))
                 raise
         finally:
             os.umask(previous)
@@ -223,7 +216,7 @@ def __getattr__(name: str) -> type:
             self.check_handin(self.src_path, None, self.left_out)  # before a file is read or a byte uploaded
             super().copy_files()
             if self.timestamp is None:  # ngshare did not answer: ngshare-exchange logged an error and returned
-                self.fail(MESSAGE_NOT_CONFIRMED[student_edition(self.notebook)])
+                self.fail(say(student_edition(self.notebook), MESSAGE_NOT_CONFIRMED))
 
         def _get_assignment_notebooks(self, course_id: str, assignment_id: str) -> list[str] | None:
             """The released notebooks the hand-in is checked against, without the translated editions' (they are

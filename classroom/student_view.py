@@ -16,47 +16,32 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from tfcourse.registry import editions, source
+
 VIEW_VARIABLE = "TFCOURSE_STUDENT_VIEW"
 VIEW_FOLDER = "student-view"  # under the hub's prefix
-ENGLISH, CHINESE = "en", "zh"
-LANGUAGES = (ENGLISH, CHINESE)
+LOCALE = Path(__file__).with_name("locale")  # the hub's message catalogs
+ENGLISH = source()
+LANGUAGES = tuple(editions())
 
-MESSAGES = {
-    ENGLISH: {
-        "title": "Due dates",
-        "columns": "| assignment | due | your due date |",
-        "none": "no due date",
-        "extended": "{when} (your extension)",
-        "footer": (
-            "Your instructor sets these dates; a hand-in after your due date is marked late, "
-            "and Submit asks you to confirm it first. The hub rewrites this file when a date changes: edits are lost."
-        ),
-        "late": (
-            "{assignment} was due {due}.\nIt is now {now}: this hand-in would be {late} late.\n"
-            "Nothing was handed in. To hand it in late anyway, press Submit again within {minutes} minutes."
-        ),
-        "same": (
-            "Nothing changed since your hand-in of {when}:\n"
-            "that hand-in is kept, with its time, and nothing new was handed in."
-        ),
-        "units": {"d": " d", "h": " h", "min": " min"},
-    },
-    CHINESE: {
-        "title": "截止日期",
-        "columns": "| 作业 | 截止时间 | 你的截止时间 |",
-        "none": "无截止日期",
-        "extended": "{when}（你的延期）",
-        "footer": (
-            "截止日期由教师设定；在你的截止时间之后提交的作业会被标记为迟交，提交前会先请你确认。"
-            "日期变更时系统会重写此文件：你的修改不会保留。"
-        ),
-        "late": (
-            "{assignment} 的截止时间是 {due}。\n现在是 {now}，此次提交将迟交 {late}。\n"
-            "本次没有提交任何内容。如仍要迟交，请在 {minutes} 分钟内再次点击 Submit（提交）。"
-        ),
-        "same": "自你在 {when} 的提交以来没有任何改动：\n那次提交及其时间保持不变，本次没有提交新的内容。",
-        "units": {"d": " 天", "h": " 小时", "min": " 分钟"},
-    },
+MESSAGES = {  # in English; a translated edition's are in classroom/locale/<code>/hub.po
+    "title": "Due dates",
+    "columns": "| assignment | due | your due date |",
+    "none": "no due date",
+    "extended": "{when} (your extension)",
+    "footer": (
+        "Your instructor sets these dates; a hand-in after your due date is marked late, "
+        "and Submit asks you to confirm it first. The hub rewrites this file when a date changes: edits are lost."
+    ),
+    "late": (
+        "{assignment} was due {due}.\nIt is now {now}: this hand-in would be {late} late.\n"
+        "Nothing was handed in. To hand it in late anyway, press Submit again within {minutes} minutes."
+    ),
+    "same": (
+        "Nothing changed since your hand-in of {when}:\n"
+        "that hand-in is kept, with its time, and nothing new was handed in."
+    ),
+    "units": {"d": "{amount} d", "h": "{amount} h", "min": "{amount} min"},
 }
 
 
@@ -121,8 +106,14 @@ def read_view(student: str | None = None, folder: Path | None = None) -> Student
         return None
 
 
+def say(language: str, text: str, **fields: object) -> str:
+    """``text`` (English) in ``language``, from the hub's catalogs (``classroom/locale``), its fields filled in."""
+    from tfcourse.messages import say  # noqa: PLC0415 (the hub process imports this module for its names alone)
+    return say(language, text, LOCALE, **fields)
+
+
 def message(language: str, key: str, **fields: object) -> str:
-    return MESSAGES.get(language, MESSAGES[ENGLISH])[key].format(**fields)
+    return say(language, MESSAGES[key], **fields)
 
 
 def shown(when: datetime | None, language: str = ENGLISH) -> str:
@@ -136,13 +127,13 @@ def shown(when: datetime | None, language: str = ENGLISH) -> str:
 
 def duration(seconds: float, language: str = ENGLISH) -> str:
     """The two largest of days, hours and minutes: ``1 d 3 h``, ``4 min`` (at least a minute)."""
-    units = MESSAGES.get(language, MESSAGES[ENGLISH])["units"]
     rest, amounts = max(60, round(seconds)), []
     for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
         amounts.append((rest // size, unit))
         rest %= size
     largest = next(index for index, (amount, _) in enumerate(amounts) if amount)
-    return " ".join(f"{amount}{units[unit]}" for amount, unit in amounts[largest : largest + 2] if amount)
+    units = MESSAGES["units"]
+    return " ".join(say(language, units[unit], amount=n) for n, unit in amounts[largest : largest + 2] if n)
 
 
 def due_dates_markdown(view: StudentView) -> str:

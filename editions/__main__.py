@@ -5,19 +5,21 @@ and missing. ``todo`` prints each stale or missing cell of one notebook, its id,
 and the English to translate, in the order of the notebook. ``release`` writes the translated
 student release, ``notebooks_LANGUAGE/`` (``make release`` runs it), and names the notebooks whose
 cells it had to leave in English. ``messages`` brings the message catalogs (``tfcourse/locale/LANGUAGE/*.po``)
-up to date with the English the notebooks and :mod:`tfcourse` print and draw, and the grader's catalogs of
-the hidden tests' messages (``autograder/locale/LANGUAGE/*.po``) with the hidden tests, and counts what is
-left to translate.
+up to date with the English the notebooks and :mod:`tfcourse` print and draw, the grader's catalogs of
+the hidden tests' messages (``autograder/locale/LANGUAGE/*.po``) with the hidden tests, and those of the
+feedback page's and the hub's words (``autograder/pipeline/locale/``, ``classroom/locale/``), and counts what
+is left to translate.
 """
 
 import argparse
 
 from autograder.course.hidden_messages import LOCALE as HIDDEN_LOCALE
-from autograder.course.settings import assignment_ids
-from editions.messages import hidden_sources, sources, untranslated, update
-from editions.release import release_directory, write_release
+from autograder.course.settings import REPO_ROOT, assignment_ids
+from editions.messages import hidden_sources, interface_sources, sources, untranslated, update
+from editions.release import write_release
 from editions.translations import english_hash, load, markdown_cells
 from tfcourse.messages import LOCALE
+from tfcourse.registry import editions
 
 
 def status(language: str) -> int:
@@ -48,13 +50,16 @@ def todo(language: str, assignment: str) -> int:
 def release(language: str) -> int:
     for assignment, english in write_release(language):
         state = "complete" if not english else f"{english} Markdown cells left in English (missing or stale)"
-        print(f"{release_directory(language)}/{assignment}: {state}")
+        print(f"{editions()[language].release}/{assignment}: {state}")
     return 0
 
 
 def messages(language: str, names: list[str]) -> int:
     left = 0
-    for kind, locale, catalogs in (("", LOCALE, sources()), ("hidden tests of ", HIDDEN_LOCALE, hidden_sources())):
+    interface = [(f"{locale.relative_to(REPO_ROOT)}/", locale, {name: found}) for (locale, name), found in
+                 interface_sources().items()]  # fmt: skip
+    for kind, locale, catalogs in (("", LOCALE, sources()), ("hidden tests of ", HIDDEN_LOCALE, hidden_sources()),
+                                   *interface):  # fmt: skip
         for name, found in catalogs.items():
             if names and name not in names:
                 continue

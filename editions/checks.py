@@ -87,7 +87,7 @@ def release_differences(english: NotebookNode, translated: NotebookNode) -> list
 
 
 def glossary_problems(
-    english: dict[str, str], translations: dict[str, Translation], language: str = "zh", assignment: str = ""
+    english: dict[str, str], translations: dict[str, Translation], language: str, assignment: str = ""
 ) -> tuple[int, int, list[Problem]]:
     """(cells checked, term uses checked, problems) over the current translations of one notebook."""
     terms, cells, uses, problems = load_terms(language), 0, 0, []
@@ -101,7 +101,7 @@ def glossary_problems(
 
 
 def gloss_problems(
-    english: dict[str, str], translations: dict[str, Translation], language: str = "zh"
+    english: dict[str, str], translations: dict[str, Translation], language: str
 ) -> list[GlossProblem]:
     """The glossed terms (词元（token）, 教师强制（teacher forcing）) whose first use in the notebook's current
     translations, in cell order, lacks the gloss, or whose gloss comes again later."""

@@ -81,14 +81,14 @@ def english_pattern(term: str) -> re.Pattern:
 ONE_SENSE_ONLY = re.compile(r"（指.*时）")
 
 
-def entry_terms(entry: dict) -> list[Term]:
-    """The terms of one glossary entry: one, one per pair of an ``A / B`` entry, or one per English term of an
-    ``{en: A / B, zh: 甲}`` entry."""
-    english, chinese = [e.strip() for e in entry["en"].split(" / ")], [z.strip() for z in str(entry["zh"]).split(" / ")]
+def entry_terms(entry: dict, language: str) -> list[Term]:
+    """The terms of one glossary entry (the translation under the edition's code): one, one per pair of an
+    ``A / B`` entry, or one per English term of an ``{en: A / B, <code>: 甲}`` entry."""
+    english, chinese = ([t.strip() for t in str(entry[key]).split(" / ")] for key in ("en", language))
     if len(chinese) == 1:
         chinese *= len(english)
     elif len(english) != len(chinese):
-        english, chinese = [entry["en"]], [str(entry["zh"])]
+        english, chinese = [entry["en"]], [str(entry[language])]
     wrong = tuple(w for w in entry.get("not", ()) if not ONE_SENSE_ONLY.search(str(w)))
     also, never, gloss = tuple(entry.get("also", ())), tuple(entry.get("never", ())), entry.get("gloss", "")
     return [
@@ -96,10 +96,10 @@ def entry_terms(entry: dict) -> list[Term]:
     ]
 
 
-def load_terms(language: str = "zh", path: Path | None = None) -> list[Term]:
+def load_terms(language: str, path: Path | None = None) -> list[Term]:
     """The glossary's terms, longest English first."""
     data = yaml.safe_load((path or EDITIONS / language / "glossary.yaml").read_text(encoding="utf-8"))
-    terms = [term for entry in data["terms"] for term in entry_terms(entry)]
+    terms = [term for entry in data["terms"] for term in entry_terms(entry, language)]
     return sorted(terms, key=lambda term: -len(term.english))
 
 

@@ -30,6 +30,7 @@ from IPython.core.inputtransformer2 import TransformerManager
 from autograder.course import hidden_messages
 from autograder.course.notebooks import HIDDEN_TESTS
 from autograder.course.settings import REPO_ROOT, assignment_ids, release_notebook, source_notebook
+from autograder.pipeline import feedback_text, handins
 from tfcourse.messages import LOCALE
 
 PACKAGE = REPO_ROOT / "tfcourse"
@@ -124,6 +125,31 @@ def hidden_sources(root: Path = REPO_ROOT) -> dict[str, dict[str, Places]]:
     """Catalog name (the notebook's) -> the messages of its hidden tests, for the grader's catalogs
     (``autograder/locale/``, which students never get)."""
     return {assignment: hidden_messages_of(assignment, root) for assignment in assignment_ids(root)}
+
+
+def strings(value: object) -> list[str]:
+    """Every string of a table of words, in order (nested dictionaries and tuples included)."""
+    if isinstance(value, str):
+        return [value]
+    return [text for item in (value.values() if isinstance(value, dict) else value) for text in strings(item)]
+
+
+def constants(path: Path, names: set[str]) -> list[str]:
+    """The strings of the module-level constants ``names`` of a module, read as text (the hub's modules are on a
+    floor above this package's)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    assigned = [node for node in tree.body if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)]
+    return [text for node in assigned if node.targets[0].id in names for text in strings(ast.literal_eval(node.value))]
+
+
+def interface_sources(root: Path = REPO_ROOT) -> dict[tuple[Path, str], dict[str, Places]]:
+    """(catalog folder, name) -> the English the grader's feedback page and the hub say: their catalogs are
+    ``autograder/pipeline/locale/<language>/feedback.po`` and ``classroom/locale/<language>/hub.po``."""
+    hub, submit = root / "classroom", {"REASONS", "MESSAGE_DISK_FULL", "MESSAGE_NOT_CONFIRMED", "MESSAGE"}
+    said = [*constants(hub / "student_view.py", {"MESSAGES"}), *constants(hub / "student_submit.py", submit),
+            *constants(hub / "oom_notice.py", {"NOTICE"}), *strings(handins.KINDS), handins.kind_of(0)]  # fmt: skip
+    words = {(feedback_text.LOCALE, "feedback"): strings(feedback_text.ENGLISH_WORDS), (hub / "locale", "hub"): said}
+    return {place: {text: [] for text in texts} for place, texts in words.items()}
 
 
 def catalog_file(language: str, name: str, locale: Path = LOCALE) -> Path:

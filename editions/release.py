@@ -29,14 +29,11 @@ from nbformat import NotebookNode
 from autograder.course import settings
 from autograder.course.notebooks import EDITION_KEY, is_student_cell
 from editions.translations import Translation, english_hash, load
-
-
-def release_directory(language: str) -> str:
-    return f"{settings.RELEASE_DIRECTORY}_{language}"
+from tfcourse.registry import editions
 
 
 def release_notebook(language: str, assignment: str, root: Path = settings.REPO_ROOT) -> Path:
-    return root / release_directory(language) / assignment / f"{assignment}.ipynb"
+    return root / editions()[language].release / assignment / f"{assignment}.ipynb"
 
 
 def current(translations: dict[str, Translation], cell_id: str, english: str) -> str | None:
@@ -46,13 +43,14 @@ def current(translations: dict[str, Translation], cell_id: str, english: str) ->
 
 
 def translate(
-    release: NotebookNode, source: NotebookNode, translations: dict[str, Translation], language: str
+    release: NotebookNode, source: NotebookNode, translations: dict[str, Translation], language: str, answers=False
 ) -> NotebookNode:
-    """The translated edition of ``release``; ``source`` is its solution notebook, whose English the hashes name."""
+    """The translated edition of ``release``; ``source`` is its solution notebook, whose English the hashes name.
+    The written answers keep the release's text, unless ``answers`` (the reader edition shows the model answers)."""
     english = {cell.id: cell.source for cell in source.cells if cell.cell_type == "markdown"}
     translated = copy.deepcopy(release)
     for cell in translated.cells:
-        if cell.cell_type != "markdown" or is_student_cell(cell) or cell.id not in english:
+        if cell.cell_type != "markdown" or (is_student_cell(cell) and not answers) or cell.id not in english:
             continue
         text = current(translations, cell.id, english[cell.id])
         if text is not None:
@@ -85,7 +83,7 @@ def serialised(notebook: NotebookNode) -> str:
 def write_release(language: str, root: Path = settings.REPO_ROOT) -> list[tuple[str, int]]:
     """Write every notebook's translated release; return (assignment, cells left in English) per notebook."""
     written = []
-    folder = root / release_directory(language)
+    folder = root / editions()[language].release
     for assignment in settings.assignment_ids(root):
         path = release_notebook(language, assignment, root)
         path.parent.mkdir(parents=True, exist_ok=True)

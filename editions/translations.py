@@ -7,12 +7,14 @@ matches, and *missing* when a Markdown cell has no entry.
 
 import hashlib
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import nbformat
 import yaml
 
 from autograder.course.settings import REPO_ROOT, source_notebook
+from tfcourse.registry import source
 
 EDITIONS = Path(__file__).resolve().parent
 HASH_LENGTH = 16
@@ -48,6 +50,21 @@ def load(language: str, assignment: str) -> dict[str, Translation]:
     if unquoted:  # YAML reads an id of digits only as a number (an octal one if it starts with 0)
         raise ValueError(f"{path}: quote these cell ids, YAML read them as numbers: {unquoted}")
     return {cell_id: Translation(entry["en"], entry["text"]) for cell_id, entry in entries.items()}
+
+
+@cache
+def interface(language: str) -> dict:
+    """The edition's own words outside the notebooks (the reader edition's, its figures' alt text, the syllabus
+    pages'): the source edition's ``editions/<code>/interface.yaml``, with what the edition's own translates."""
+    english, path = EDITIONS / source() / "interface.yaml", EDITIONS / language / "interface.yaml"
+    own = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() and language != source() else {}
+    return merged(yaml.safe_load(english.read_text(encoding="utf-8")), own or {})
+
+
+def merged(english: dict, own: dict) -> dict:
+    """``english`` with each word ``own`` gives in its place, table by table."""
+    return {key: merged(value, own.get(key, {})) if isinstance(value, dict) else own.get(key, value)
+            for key, value in english.items()}  # fmt: skip
 
 
 class _BlockText(yaml.SafeDumper):

@@ -20,6 +20,7 @@ from autograder.course.notebooks import HIDDEN_TESTS, grade_id
 from autograder.course.settings import REPO_ROOT, assignment_ids, source_notebook
 from autograder.pipeline.feedback import normalise, notebook_lines
 from editions.messages import hidden_sources, read_catalog, untranslated
+from tfcourse import messages
 
 LANGUAGE = "zh"
 SOURCES = hidden_sources()
@@ -66,7 +67,7 @@ def without_strings(code: str) -> str:
 def test_translated_hidden_tests_differ_only_in_their_messages(name: str) -> None:
     cells = nbformat.read(source_notebook(name), 4).cells
     blocks = [block for cell in cells for block in HIDDEN_TESTS.findall(cell.source)]
-    translations = hidden_messages.catalog(LANGUAGE)
+    translations = messages.catalog(LANGUAGE, hidden_messages.LOCALE)
     changed = 0
     for block in blocks:
         translated = translate_code(block, translations)
@@ -139,7 +140,8 @@ def test_the_feedback_scrubber_knows_the_translated_hidden_lines() -> None:
 def test_no_file_students_get_holds_a_hidden_message_translation() -> None:
     """The translations are kept with the grader: neither tfcourse (its catalogs included) nor a release has one
     (of those long enough to be a test's wording: a loop's label, 填充, is everyday text)."""
-    translations = {t for t in hidden_messages.catalog(LANGUAGE).values() if CHINESE.search(t) and len(t) >= 8}
+    hidden = messages.catalog(LANGUAGE, hidden_messages.LOCALE).values()
+    translations = {t for t in hidden if CHINESE.search(t) and len(t) >= 8}
     shipped = [path for folder in ("tfcourse", "notebooks", "notebooks_zh") for path in (REPO_ROOT / folder).rglob("*")
                if path.is_file() and path.suffix in {".py", ".po", ".ipynb"}]  # fmt: skip
     text = "\n".join(path.read_text(encoding="utf-8") for path in shipped)

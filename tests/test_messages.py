@@ -16,9 +16,10 @@ import pytest
 mpl.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from editions.messages import read_catalog, sources, untranslated  # noqa: E402
+from editions.messages import interface_sources, read_catalog, sources, untranslated  # noqa: E402
 from tfcourse import language, messages, style  # noqa: E402
 from tfcourse.messages import tr  # noqa: E402
+from tfcourse.registry import editions  # noqa: E402
 
 LANGUAGE = "zh"
 SOURCES = sources()
@@ -45,6 +46,15 @@ def test_catalog_is_current_and_complete(name: str) -> None:
     )
     missing = untranslated(catalog)
     assert not missing, f"{name}: {len(missing)} message(s) untranslated or fuzzy, e.g. {missing[:3]}"
+
+
+@pytest.mark.parametrize(("locale", "name"), sorted(interface_sources()))
+def test_the_grader_s_and_the_hub_s_catalogs_are_current_complete_and_keep_the_fields(locale, name: str) -> None:
+    catalog, used = read_catalog(LANGUAGE, name, locale), interface_sources()[locale, name]
+    in_catalog = {message.id for message in catalog if message.id}
+    assert in_catalog == set(used), f"run: python -m editions messages {LANGUAGE}"
+    assert not untranslated(catalog), untranslated(catalog)
+    assert all(fields(m.string) == fields(m.id) for m in catalog if m.id), [m.id for m in catalog if m.id][:3]
 
 
 def fields_agree(english: str, translation: str) -> bool:
@@ -143,7 +153,7 @@ def test_chinese_figures_have_every_glyph(monkeypatch: pytest.MonkeyPatch) -> No
         mpl.rcParams["font.family"] = ["sans-serif"]
         assert draw_chinese_figure(), "without the CJK font Matplotlib should warn of missing glyphs (the control)"
         style.apply_course_style()
-        assert mpl.rcParams["font.family"][-1] == style.CJK_FAMILY
+        assert mpl.rcParams["font.family"][-1] == editions()["zh"].font
         missing = draw_chinese_figure()
     assert not missing, f"the Chinese edition's figures miss glyphs: {missing[:3]}"
 
@@ -154,7 +164,7 @@ def test_the_figure_check_of_the_chinese_runs_sees_chinese_inside_a_formula_labe
 
     monkeypatch.setenv(language.EDITION_VARIABLE, "zh")
     with mpl.rc_context():
-        style.use_cjk_font()
+        style.use_edition_font("zh")
         plt.subplots()[1].set_title("softmax 随 $d_k$ 增大而饱和")
         mixed = glyphs_missing_when_drawn()
         plt.close("all")

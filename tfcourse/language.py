@@ -5,8 +5,8 @@ The code is the same in every edition, so the language is chosen when it runs, i
 1. ``TFCOURSE_EDITION`` in the environment (``make lab EDITION=zh`` sets it; the grader sets it
    to the edition of the submission it grades; the reader edition sets it for each page);
 2. the edition recorded in the metadata of the notebook this kernel runs (a translated release
-   writes ``{"tfcourse": {"edition": "zh"}}``), found through ``JPY_SESSION_NAME``, the path
-   Jupyter Server gives every notebook's kernel;
+   writes ``{"tfcourse": {"edition": CODE}}``, a code of :mod:`tfcourse.registry`), found through
+   ``JPY_SESSION_NAME``, the path Jupyter Server gives every notebook's kernel;
 3. else the edition the notebooks of the working directory agree on: ``jupyter nbconvert --execute``,
    nbclient and editors' notebook runners set no session variable but start the kernel in the
    notebook's own folder. A notebook without the mark counts as English, so a folder holding notebooks
@@ -21,9 +21,11 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
+from tfcourse.registry import editions, source
+
 EDITION_VARIABLE = "TFCOURSE_EDITION"
-ENGLISH = "en"
-EDITIONS = (ENGLISH, "zh")
+ENGLISH = source()
+EDITIONS = tuple(editions())
 
 
 def notebook_edition(path: Path) -> str | None:
@@ -58,7 +60,7 @@ def folder_edition(folder: Path) -> str | None:
 
 
 def edition() -> str:
-    """``en`` or ``zh``: the language this run's messages, printouts and figures are in."""
+    """An edition's code (:mod:`tfcourse.registry`): the language this run's messages, printouts and figures are in."""
     chosen = os.environ.get(EDITION_VARIABLE, "").strip()
     if chosen in EDITIONS:
         return chosen

@@ -20,7 +20,7 @@ from pathlib import Path
 from babel.messages.pofile import read_po
 
 from tfcourse.language import ENGLISH, edition
-from tfcourse.style import use_cjk_font
+from tfcourse.style import use_edition_font
 
 LOCALE = Path(__file__).with_name("locale")
 CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")  # Chinese characters and full-width marks
@@ -65,9 +65,10 @@ class ColumnFormatter(string.Formatter):
 
 
 @cache
-def catalog(language: str) -> dict[str, str]:
-    """``{English: translation}`` from every ``.po`` file of ``language``; fuzzy and empty entries left out."""
-    return translations_in(LOCALE / language, language)
+def catalog(language: str, locale: Path = LOCALE) -> dict[str, str]:
+    """``{English: translation}`` from every ``.po`` file of ``language`` under ``locale`` (this package's, or the
+    grader's or the hub's own); fuzzy and empty entries left out."""
+    return translations_in(locale / language, language)
 
 
 def translations_in(folder: Path, language: str) -> dict[str, str]:
@@ -84,11 +85,14 @@ def translations_in(folder: Path, language: str) -> dict[str, str]:
 def tr(message: str, /, **fields: object) -> str:
     """``message`` in this run's language (:func:`tfcourse.language.edition`), its ``{fields}`` filled in."""
     language = edition()
+    if language != ENGLISH:
+        use_edition_font(language)  # the text may go on a figure
+    return say(language, message, **fields)
+
+
+def say(language: str, message: str, /, locale: Path = LOCALE, **fields: object) -> str:
+    """``message`` in ``language``, from the catalogs under ``locale``, its ``{fields}`` filled in."""
     if language == ENGLISH:
-        text = message
-    else:
-        use_cjk_font()  # the text may go on a figure
-        text = catalog(language).get(message, message)
-        if fields:
-            return ColumnFormatter().format(text, **fields)
-    return text.format(**fields) if fields else text
+        return message.format(**fields) if fields else message
+    text = catalog(language, locale).get(message, message)
+    return ColumnFormatter().format(text, **fields) if fields else text

@@ -22,7 +22,6 @@ import ast
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 from nbconvert.preprocessors import Preprocessor
@@ -31,7 +30,7 @@ from traitlets import Bool
 
 from autograder.course.notebooks import HIDDEN_TESTS, edition, is_graded_test_cell
 from tfcourse.language import ENGLISH
-from tfcourse.messages import translations_in
+from tfcourse.messages import catalog
 
 LOCALE = Path(__file__).resolve().parents[1] / "locale"
 CHECKS = {"check_tensor", "check_shape", "check_dtype", "check_finite", "check_equal", "check_close", "check_near"}
@@ -114,12 +113,6 @@ def message_literals(code: str) -> list[Literal]:
     return [found[start] for start in sorted(found)]
 
 
-@cache
-def catalog(language: str) -> dict[str, str]:
-    """``{English: translation}`` of the hidden tests' messages in ``language``; fuzzy and empty entries left out."""
-    return translations_in(LOCALE / language, language)
-
-
 def translate_code(code: str, translations: dict[str, str]) -> str:
     """``code`` with each message literal that ``translations`` knows written in its translation.
 
@@ -144,7 +137,7 @@ def translate_hidden_tests(source: str, language: str) -> str:
     """A cell's ``source`` with the messages of its hidden-test blocks in ``language`` (unchanged in English)."""
     if language == ENGLISH:
         return source
-    translations = catalog(language)
+    translations = catalog(language, LOCALE)
 
     def translated(block: re.Match) -> str:
         whole, start, end = block.group(0), block.start(1) - block.start(), block.end(1) - block.start()

@@ -24,7 +24,7 @@ HIDDEN_TESTS = re.compile(
 # counts the points of these tests on top of full marks: ``export`` leaves them out of each maximum
 # (``autograded_max``, the LMS files' points possible) and adds them to the totals and an ``extra_credit`` column.
 EXTRA_CREDIT_PREFIX = "extra_credit_"
-# A translated release records its language in the notebook's metadata (``{"tfcourse": {"edition": "zh"}}``,
+# A translated release records its language in the notebook's metadata (``{"tfcourse": {"edition": CODE}}``,
 # written by ``editions``); the grader reads it to speak the student's language, and imports nothing of editions.
 EDITION_KEY = "tfcourse"
 

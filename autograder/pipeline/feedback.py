@@ -39,7 +39,7 @@ from autograder.course.hidden_messages import translate_hidden_tests  # noqa: E4
 from autograder.course.notebooks import HIDDEN_TESTS, edition, grade_id, is_graded_test_cell  # noqa: E402
 from autograder.course.paths import SUBMISSION_MARKS  # noqa: E402
 from autograder.course.settings import RELEASE_DIRECTORY, SOURCE_DIRECTORY  # noqa: E402
-from autograder.pipeline.feedback_text import CLEAN_RERUN, WORDS, page_language, words  # noqa: E402
+from autograder.pipeline.feedback_text import CLEAN_RERUN, ENGLISH_WORDS, page_language, words  # noqa: E402
 from autograder.pipeline.results import Status, SubmissionResult, load_results  # noqa: E402
 from tfcourse.language import EDITIONS, ENGLISH  # noqa: E402
 
@@ -156,7 +156,7 @@ def render_maths(markdown: str) -> str:
     return INLINE_MATH.sub(lambda m: formula_html(m.group(1), False), markdown)
 
 
-def summary_cell(result: SubmissionResult, notebook: str, secrets: Secrets, say: dict = WORDS["en"]) -> NotebookNode:
+def summary_cell(result: SubmissionResult, notebook: str, secrets: Secrets, say: dict = ENGLISH_WORDS) -> NotebookNode:
     """The summary at the top of the page, in the words ``say`` of the student's edition."""
     status = say["statuses"][result.status]
     label = say["label"].format

@@ -342,7 +342,7 @@ def test_no_token_in_the_hub_s_output(ngshare_run: ClassRun) -> None:
 
 BURST = [f"tfng-burst{index:02d}" for index in range(12)]
 BURST_GAP = 0.5  # seconds between two students' submits: the burst outlasts the kill
-NOT_CONFIRMED = MESSAGE_NOT_CONFIRMED["en"].split("(it may")[0]  # what a student whose upload ngshare missed reads
+NOT_CONFIRMED = MESSAGE_NOT_CONFIRMED.split("(it may")[0]  # what a student whose upload ngshare missed reads
 
 
 def enrol(run: ClassRun, students: list[str]) -> dict[str, str]:

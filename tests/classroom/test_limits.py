@@ -193,9 +193,9 @@ def test_without_a_writable_memory_controller_the_reason_is_said() -> None:
 
 def test_the_memory_notice_speaks_the_student_s_edition(monkeypatch: pytest.MonkeyPatch) -> None:
     import classroom.student_view
-    from classroom.oom_notice import NOTICE, notice_language
+    from classroom.oom_notice import notice
 
-    assert notice_language() == "en"  # no hub view here: English
+    assert notice("1 GiB").startswith("A kernel of yours") and "1 GiB" in notice("1 GiB")  # no hub view: English
     monkeypatch.setattr(classroom.student_view, "read_view", lambda: classroom.student_view.StudentView("zh"))
-    assert notice_language() == "zh" and "内存不足" in NOTICE["zh"], "a zh student is told in Chinese"
-    assert "{limit}" in NOTICE["zh"] and "{limit}" in NOTICE["en"], "both name the student's limit"
+    told = notice("1 GiB")
+    assert "内存不足" in told and "1 GiB" in told, "a zh student is told in Chinese, with their limit"

@@ -21,7 +21,7 @@ from autograder.launch.limits import Limits, Outcome
 from autograder.launch.zygote import Zygote
 from autograder.pipeline import clean_rerun
 from autograder.pipeline.feedback import Secrets, summary_cell
-from autograder.pipeline.feedback_text import WORDS, words
+from autograder.pipeline.feedback_text import words
 from autograder.pipeline.grade_job import GradeJob
 from autograder.pipeline.kept_code import explain, extract_definitions
 from autograder.pipeline.kernel_run import KernelRun
@@ -128,13 +128,13 @@ def test_a_missing_name_is_explained_in_the_students_words() -> None:
         PROTECTED, {"torch"}, "classifier",
     )  # fmt: skip
     error = "NameError: name '_W' is not defined"
-    assert explain(error, kept.omissions, [], "en") == WORDS["en"]["clean_missing_state"].format(
+    assert explain(error, kept.omissions, [], "en") == words("en")["clean_missing_state"].format(
         name="_W", where="line 1 of cell classifier", lacking="`SCRATCH`")  # fmt: skip
     in_chinese = explain(error, kept.omissions, [], "zh")
     assert "`_W`" in in_chinese and "单元格 classifier 的第 1 行" in in_chinese, in_chinese
-    assert explain("NameError: name '_k' is not defined", kept.omissions, [], "en") == WORDS["en"][
+    assert explain("NameError: name '_k' is not defined", kept.omissions, [], "en") == words("en")[
         "clean_missing_code"].format(name="_k", where="line 4 of cell classifier")  # fmt: skip
-    assert explain("NameError: name 'helper' is not defined", kept.omissions, [], "en") == WORDS["en"][
+    assert explain("NameError: name 'helper' is not defined", kept.omissions, [], "en") == words("en")[
         "clean_missing_nowhere"].format(name="helper")  # fmt: skip
     assert explain("AssertionError: weights", kept.omissions, [], "en") == "AssertionError: weights"
 
@@ -188,7 +188,7 @@ def test_carried_state_still_fails_and_is_explained_in_the_real_clean_rerun(zygo
     results = clean_rerun.clean_rerun(student, read(source_notebook("01_attention")), limits, zygote)
     values, mask = results["sdpa_values"], results["causal_mask_values"]
     assert not values["passed"] and "NameError: name '_SCALE' is not defined" in values["message"], values
-    say = WORDS["zh"]
+    say = words("zh")
     assert values["explained"] == say["clean_missing_state"].format(
         name="_SCALE", where=say["clean_where"].format(line=1, cell="sdpa"), lacking="`D_K_SEEN`")  # fmt: skip
     assert not mask["passed"] and mask["explained"] == say["clean_missing_stopped"].format(
