@@ -24,7 +24,7 @@ def configure(level: str = "INFO") -> None:
     below_warnings, warnings = logging.StreamHandler(sys.stdout), logging.StreamHandler(sys.stderr)
     below_warnings.addFilter(lambda record: record.levelno < logging.WARNING)
     warnings.setLevel(logging.WARNING)
-    for name in ("autograder", "classroom"):
+    for name in ("autograder", "classroom", "__main__"):  # __main__: a module run as ``python -m classroom.provision``
         logger = logging.getLogger(name)
         logger.handlers, logger.propagate = [below_warnings, warnings], False
         logger.setLevel(level)

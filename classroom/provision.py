@@ -380,7 +380,7 @@ def remove_class_accounts(layout: HubLayout, homes: bool) -> None:
     """``--remove-accounts``: the accounts provision and the roster made for this class (:mod:`classroom.accounts`)."""
     removed, left = remove_accounts(layout.state, homes)
     for line in left:
-        log.info(line)
+        log.warning(line)
     kept = "removed with them" if homes else "kept, given to root (--remove-homes removes them)"
     log.info(f"removed {len(removed)} accounts the course made: {', '.join(removed) or 'none'}; their homes {kept}")
     if left:
