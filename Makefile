@@ -124,7 +124,8 @@ docs: install  ## README.md and docs/ as a static site for reading offline: buil
 syllabus: install  ## rewrite the points, hours, written questions and schedule of docs/syllabus.md and docs/syllabus.zh.md from solutions/
 	$(BIN)/python book/syllabus.py
 
-release: install  ## regenerate notebooks/ from solutions/ with nbgrader, then notebooks_zh/ from notebooks/ and editions/zh/
+release: install  ## the setup cell and links at pyproject's version into solutions/ and README.md, notebooks/ from solutions/ with nbgrader, notebooks_zh/ from notebooks/ and editions/zh/
+	$(BIN)/python -m tfcourse.hosted
 	for source in solutions/*/; do \
 		$(BIN)/nbgrader generate_assignment "$$(basename $$source)" --force || exit 1; \
 	done

@@ -65,6 +65,7 @@ from book.alt_text import set_alt_text  # noqa: E402
 from book.words import EN, LANGUAGES, Words, link_to_other_language, other  # noqa: E402
 from editions.release import current  # noqa: E402
 from editions.translations import load  # noqa: E402
+from tfcourse import hosted  # noqa: E402
 from tfcourse.language import EDITION_VARIABLE  # noqa: E402
 
 # Read in the kernel that executes a notebook, before its first cell: figures describe themselves.
@@ -289,6 +290,8 @@ def translated(reader: NotebookNode, source: NotebookNode, assignment: str, lang
         text = current(translations, cell.id, english[cell.id]) if cell.id in english else None
         if cell.cell_type == "markdown" and text is not None:
             cell.source = text
+    where = f"{LANGUAGES[language].release}/{assignment}/{assignment}.ipynb"
+    hosted.stamp(copied, where, hosted.release_version(), edition=language)  # this edition's links and setup cell
     return copied
 
 
