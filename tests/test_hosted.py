@@ -15,7 +15,9 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from autograder.course import settings
 from autograder.course.notebooks import edition
+from autograder.pipeline import clean_rerun, static_scan
 from editions.release import release_directory
+from editions.release import release_notebook as release_notebook_path
 from tfcourse import hosted
 from tfcourse.project import repository_url
 
@@ -122,3 +124,15 @@ def test_a_chinese_notebook_speaks_chinese_wherever_its_kernel_starts(place, tmp
     assert not CJK.search(without), f"{place}: without the setup cell the kernel already spoke Chinese: {without!r}"
     with_setup = run_cells([setup_cell, says], folder, cwd, monkeypatch)
     assert CJK.search(with_setup), f"{place}: the setup cell named zh, yet the kernel printed {with_setup!r}"
+
+
+def test_the_grader_counts_the_setup_cell_of_either_edition_as_the_notebooks_own():
+    """The static scan and the clean re-run compare a submission with the English source: a Chinese notebook's setup
+    cell (which imports subprocess and names zh) is the notebook's own, not code the student added."""
+    source = nbformat.read(settings.source_notebook("06_ag_news_classifier"), as_version=4)
+    chinese = nbformat.read(release_notebook_path("zh", "06_ag_news_classifier"), as_version=4)
+    assert static_scan.scan(chinese, source) == [] and clean_rerun.added_cells(chinese, source) == {}
+    setup = next(cell for cell in chinese.cells if cell.id == hosted.SETUP_CELL_ID)
+    setup.source += "\nimport ctypes"  # a student's edit of it is the student's code again
+    assert any("ctypes" in finding for finding in static_scan.scan(chinese, source))
+    assert clean_rerun.added_cells(chinese, source)
