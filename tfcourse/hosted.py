@@ -26,6 +26,7 @@ from pathlib import Path
 from tfcourse.language import EDITION_VARIABLE, ENGLISH, record_edition
 from tfcourse.messages import tr
 from tfcourse.project import repository_url
+from tfcourse.style import apply_course_style
 
 INSTALL_URL_VARIABLE = "TFCOURSE_INSTALL_URL"
 # Environment variables the services set in every kernel. Kaggle's first: its image is built on Colab's and sets
@@ -150,15 +151,13 @@ def gpu_report(name: str, wants_gpu: bool) -> str:
         "Colab": tr("Runtime > Change runtime type > a GPU (T4 on the free tier) > Save"),
         "Kaggle": tr("the notebook's session options > Accelerator > a GPU"),
     }.get(name, tr("start the notebook on a GPU instance (docs/students.md, Hosted notebooks)"))
-    return tr("no GPU: this notebook trains for minutes on a GPU and much longer on a CPU. "
-              "To get one: {steps}; then run the notebook again from the top.", steps=steps)
+    return tr("no GPU: this notebook's full run trains models and is meant for a GPU. To get one: {steps}; then run "
+              "the notebook again from the top.", steps=steps)
 
 
 def setup(edition: str, *, version: str, gpu: bool = False, ag_news: bool = False) -> None:
     """The setup cell's work once the package imports: name the edition; on a hosted service, say what it found."""
     record_edition(edition)
-    from tfcourse.style import apply_course_style  # noqa: PLC0415
-
     apply_course_style()  # the Chinese edition's font, now that the edition is known
     name = service()
     if name is None:
