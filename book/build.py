@@ -242,8 +242,9 @@ def build_pages(number: int, pages: dict[str, list[Page]], fast: bool) -> tuple[
 
 
 def title_and_summary(notebook: NotebookNode) -> tuple[str, str]:
-    """The first heading of the notebook and the paragraph after it."""
-    first = next(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+    """The first heading of the notebook and the paragraph after it (the links cell above it has none)."""
+    first = next(cell.source for cell in notebook.cells
+                 if cell.cell_type == "markdown" and cell.source.lstrip().startswith("#"))
     lines = first.strip().splitlines()
     title = lines[0].lstrip("#").strip()
     paragraph = " ".join(line.strip() for line in "\n".join(lines[1:]).strip().split("\n\n")[0].splitlines())

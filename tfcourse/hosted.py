@@ -34,6 +34,7 @@ INSTALL_URL_VARIABLE = "TFCOURSE_INSTALL_URL"
 SERVICE_MARKERS = {"KAGGLE_KERNEL_RUN_TYPE": "Kaggle", "COLAB_RELEASE_TAG": "Colab"}
 SETUP_CELL_ID = "hosted-setup"
 LINKS_CELL_ID = "hosted-links"
+RELEASE_CELL_IDS = (LINKS_CELL_ID, SETUP_CELL_ID)  # the cells the release writes into every notebook
 # What a notebook needs beyond the package: a GPU runtime (its training is meant for one), the AG News sample.
 NEEDS = {"06_ag_news_classifier": {"gpu": True, "ag_news": True}, "07_language_model": {"gpu": True}}
 SETUP_CALL = re.compile(r'^hosted\.setup\("(\w+)"', re.MULTILINE)
@@ -200,7 +201,7 @@ def stamp(notebook, release_path: str, version: str, needs: dict[str, bool] | No
         setup_code.source = with_edition(setup_code.source, edition)
     else:
         setup_code.source = setup_cell(edition, version, **needs)
-    rest = [cell for cell in notebook.cells if cell.get("id") not in (LINKS_CELL_ID, SETUP_CELL_ID)]
+    rest = [cell for cell in notebook.cells if cell.get("id") not in RELEASE_CELL_IDS]
     first_code = next(index for index, cell in enumerate(rest) if cell.cell_type == "code")
     notebook.cells = [links, *rest[:first_code], setup_code, *rest[first_code:]]
 
