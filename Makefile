@@ -123,11 +123,19 @@ book: install  ## the reader edition, English in build/book and Chinese in build
 docs: install  ## README.md and docs/ as a static site for reading offline: build/docs/index.html
 	$(BIN)/python book/docs.py
 
+# The oldest PyTorch the course supports (docs/students.md, "What the course needs"); TORCH_INDEX: where pip finds it.
+TORCH ?= 2.3.1
+TORCH_INDEX ?=
+.PHONY: compat
+compat: install  ## every notebook's visible tests in a bare venv holding PyTorch TORCH (2.3.1), as a hosted service runs them; build/compat
+	$(BIN)/python -m benchmarks.compat --torch $(TORCH) $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+
 .PHONY: syllabus
 syllabus: install  ## rewrite the points, hours, written questions and schedule of docs/syllabus.md and docs/syllabus.zh.md from solutions/
 	$(BIN)/python book/syllabus.py
 
-release: install  ## regenerate notebooks/ from solutions/ with nbgrader, then each translated edition's (notebooks_zh/ from editions/zh/)
+release: install  ## the setup cell and links at pyproject's version into solutions/ and README.md, notebooks/ from solutions/ with nbgrader, then each translated edition's (notebooks_zh/ from editions/zh/)
+	$(BIN)/python -m tfcourse.hosted
 	for source in solutions/*/; do \
 		$(BIN)/nbgrader generate_assignment "$$(basename $$source)" --force || exit 1; \
 	done

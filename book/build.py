@@ -65,6 +65,7 @@ from book.alt_text import set_alt_text  # noqa: E402
 from book.words import EN, LANGUAGES, Words, link_to_other_language, other  # noqa: E402
 from editions.release import translate  # noqa: E402
 from editions.translations import load  # noqa: E402
+from tfcourse import hosted  # noqa: E402
 from tfcourse.language import EDITION_VARIABLE  # noqa: E402
 
 # Read in the kernel that executes a notebook, before its first cell: figures describe themselves.
@@ -241,8 +242,9 @@ def build_pages(number: int, pages: dict[str, list[Page]], fast: bool) -> tuple[
 
 
 def title_and_summary(notebook: NotebookNode) -> tuple[str, str]:
-    """The first heading of the notebook and the paragraph after it."""
-    first = next(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+    """The first heading of the notebook and the paragraph after it (the links cell above it has none)."""
+    first = next(cell.source for cell in notebook.cells
+                 if cell.cell_type == "markdown" and cell.source.lstrip().startswith("#"))
     lines = first.strip().splitlines()
     title = lines[0].lstrip("#").strip()
     paragraph = " ".join(line.strip() for line in "\n".join(lines[1:]).strip().split("\n\n")[0].splitlines())
@@ -281,7 +283,12 @@ def navigation(words: Words, file_name: str, previous: Page | None, following: P
 
 def translated(reader: NotebookNode, source: NotebookNode, assignment: str, language: str) -> NotebookNode:
     """The reader copy with each Markdown cell's current translation (model answers included)."""
-    return reader if language == EN.language else translate(reader, source, load(language, assignment), language, True)
+    if language == EN.language:
+        return reader
+    copied = translate(reader, source, load(language, assignment), language, True)
+    where = f"{LANGUAGES[language].release}/{assignment}/{assignment}.ipynb"
+    hosted.stamp(copied, where, hosted.release_version(), edition=language)  # this edition's links and setup cell
+    return copied
 
 
 def index_notebook(pages: list[Page], fast: bool, words: Words = EN) -> NotebookNode:

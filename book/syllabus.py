@@ -46,6 +46,7 @@ from autograder.course.notebooks import (  # noqa: E402
 )
 from editions.release import release_notebook  # noqa: E402
 from editions.translations import interface  # noqa: E402
+from tfcourse import hosted  # noqa: E402
 from tfcourse.registry import editions, source, translated  # noqa: E402
 
 REPO_ROOT = settings.REPO_ROOT
@@ -116,8 +117,10 @@ def answer_lines(cell: NotebookNode) -> int:
 
 
 def title(notebook_path: Path) -> str:
-    """A notebook's title: its first heading, without the number (``# 01 · Attention`` -> ``Attention``)."""
-    heading = nbformat.read(notebook_path, as_version=4).cells[0].source.splitlines()[0]
+    """A notebook's title: its first heading, without the number (``# 01 · Attention`` -> ``Attention``); the
+    links cell above it has none."""
+    cells = nbformat.read(notebook_path, as_version=4).cells
+    heading = next(cell.source for cell in cells if cell.source.lstrip().startswith("# ")).splitlines()[0]
     return heading.lstrip("# ").split("·", 1)[-1].strip()
 
 
@@ -140,7 +143,9 @@ def points(cell: NotebookNode) -> float:
 
 
 def read_notebook(assignment: str) -> Notebook:
-    cells = nbformat.read(settings.source_notebook(assignment), as_version=4).cells
+    # the links and the setup cell the release writes (tfcourse/hosted.py) are no reading and no exercise
+    cells = [cell for cell in nbformat.read(settings.source_notebook(assignment), as_version=4).cells
+             if cell.get("id") not in hosted.RELEASE_CELL_IDS]
     graded = [cell for cell in cells if nbgrader_meta(cell).get("grade")]
     core = [cell for cell in cells if is_answer_cell(cell) and not is_extra_credit(grade_id(cell))]
     extra = [cell for cell in cells if is_answer_cell(cell) and is_extra_credit(grade_id(cell))]

@@ -21,6 +21,7 @@ from editions.glossary import gloss_problems as first_use_glosses
 from editions.markup import differences
 from editions.release import EDITION_KEY, serialised
 from editions.translations import Translation, english_hash
+from tfcourse.hosted import edition_neutral
 
 
 def stale_or_missing(english: dict[str, str], translations: dict[str, Translation]) -> dict[str, str]:
@@ -65,6 +66,8 @@ def _code_only(notebook: NotebookNode) -> str:
     for cell in blank.cells:
         if cell.cell_type == "markdown" and not is_student_cell(cell):
             cell.source = ""
+        elif cell.cell_type == "code":
+            cell.source = edition_neutral(cell.source)
     return serialised(blank)
 
 
@@ -77,7 +80,9 @@ def release_differences(english: NotebookNode, translated: NotebookNode) -> list
         where = f"cell {number} ({en.get('id')})"
         if en.cell_type != zh.cell_type or en.get("id") != zh.get("id") or en.metadata != zh.metadata:
             found.append(f"{where}: type, id or metadata differ")
-        elif (en.cell_type != "markdown" or is_student_cell(en)) and en.source != zh.source:
+        elif (en.cell_type != "markdown" or is_student_cell(en)) and edition_neutral(en.source) != edition_neutral(
+            zh.source
+        ):
             found.append(f"{where}: the {en.cell_type} differs")
         elif en.get("outputs") != zh.get("outputs") or en.get("execution_count") != zh.get("execution_count"):
             found.append(f"{where}: outputs differ")

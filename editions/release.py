@@ -17,7 +17,9 @@ Two kinds of Markdown cell keep the English release's text:
   until there are none, so a notebook's edition is complete only when its translation is.
 
 The notebook's metadata records the edition (``tfcourse.edition``), which the feedback reads to
-speak the student's language.
+speak the student's language. The two cells the release writes into every notebook (:mod:`tfcourse.hosted`)
+are written again for the edition: the links to this edition's notebook on Colab and Kaggle, and the setup
+cell, which names the edition.
 """
 
 import copy
@@ -29,6 +31,7 @@ from nbformat import NotebookNode
 from autograder.course import settings
 from autograder.course.notebooks import EDITION_KEY, is_student_cell
 from editions.translations import Translation, english_hash, load
+from tfcourse import hosted
 from tfcourse.registry import editions
 
 
@@ -64,7 +67,8 @@ def untranslated(source: NotebookNode, translations: dict[str, Translation]) -> 
     return [
         cell.id
         for cell in source.cells
-        if cell.cell_type == "markdown" and current(translations, cell.id, cell.source) is None
+        if cell.cell_type == "markdown" and cell.id != hosted.LINKS_CELL_ID
+        and current(translations, cell.id, cell.source) is None
     ]
 
 
@@ -72,7 +76,10 @@ def translated_release(language: str, assignment: str, root: Path = settings.REP
     """What ``python -m editions release`` writes for one notebook, from the files as they are now."""
     release = nbformat.read(settings.release_notebook(assignment, root), as_version=4)
     source = nbformat.read(settings.source_notebook(assignment, root), as_version=4)
-    return translate(release, source, load(language, assignment), language)
+    translated = translate(release, source, load(language, assignment), language)
+    where = release_notebook(language, assignment, root).relative_to(root).as_posix()
+    hosted.stamp(translated, where, hosted.release_version())
+    return translated
 
 
 def serialised(notebook: NotebookNode) -> str:

@@ -14,6 +14,7 @@ import nbformat
 import yaml
 
 from autograder.course.settings import REPO_ROOT, source_notebook
+from tfcourse.hosted import LINKS_CELL_ID
 from tfcourse.registry import source
 
 EDITIONS = Path(__file__).resolve().parent
@@ -32,9 +33,11 @@ def english_hash(source: str) -> str:
 
 
 def markdown_cells(assignment: str, root: Path = REPO_ROOT) -> dict[str, str]:
-    """Cell id -> English source of every Markdown cell of the solution notebook, in order."""
+    """Cell id -> English source of every Markdown cell of the solution notebook, in order; not the links cell,
+    which the release writes for each edition (:mod:`tfcourse.hosted`)."""
     notebook = nbformat.read(source_notebook(assignment, root), as_version=4)
-    return {cell.id: cell.source for cell in notebook.cells if cell.cell_type == "markdown"}
+    return {cell.id: cell.source for cell in notebook.cells
+            if cell.cell_type == "markdown" and cell.id != LINKS_CELL_ID}
 
 
 def translation_file(language: str, assignment: str) -> Path:

@@ -44,6 +44,7 @@ from tests.support.inprocess import InProcessNotebook  # noqa: E402
 from tests.support.nbgrader_course import GradedRun, grade_release_submissions  # noqa: E402
 from tests.support.notebooks import read  # noqa: E402
 from tests.variants import VARIANTS  # noqa: E402
+from tfcourse import language  # noqa: E402
 
 # Made once, in the controller (or the only process); the xdist workers inherit the variable.
 os.environ.setdefault(SHARED_FOLDER_ENV, tempfile.mkdtemp(prefix="tfcourse-tests-"))
@@ -64,6 +65,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     if "assignment" in metafunc.fixturenames:
         metafunc.parametrize("assignment", ASSIGNMENTS, scope="session")
+
+
+@pytest.fixture(autouse=True)
+def no_recorded_edition(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts and ends with no edition recorded: a notebook's setup cell run in this process (the
+    in-process harness) records its edition for the rest of the process, as it does for a kernel."""
+    monkeypatch.setattr(language, "_recorded", None)
 
 
 @pytest.fixture(scope="session")

@@ -29,6 +29,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 from typing import NamedTuple
 
@@ -44,7 +45,21 @@ HEADER = ("Class Index", "Title", "Description")  # the headered form's first ro
 DATA_ENV_VAR = "TFCOURSE_AG_NEWS_DIR"  # a folder holding train.csv and test.csv (or test.csv alone)
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA_DIR = REPO_ROOT / "data" / "ag_news"  # where `make data` downloads (git-ignored)
-SAMPLE_DIR = REPO_ROOT / "data" / "ag_news_sample"  # the committed sample
+CHECKOUT_SAMPLE_DIR = REPO_ROOT / "data" / "ag_news_sample"  # the committed sample
+
+
+def installed_sample_dir() -> Path | None:
+    """Where an install from a wheel or an archive put the sample (pyproject.toml's data-files), or None."""
+    try:
+        files = distribution("tfcourse").files or []
+    except PackageNotFoundError:
+        return None
+    found = [file for file in files if file.name == "train.csv" and file.parent.name == "ag_news_sample"]
+    return Path(str(found[0].locate())).parent if found else None
+
+
+# The checkout's sample; in an install without a checkout (a hosted service), the copy installed with the package.
+SAMPLE_DIR = CHECKOUT_SAMPLE_DIR if CHECKOUT_SAMPLE_DIR.is_dir() else installed_sample_dir() or CHECKOUT_SAMPLE_DIR
 
 # The committed sample: the first SAMPLE_PER_CLASS rows of each class of the official test split,
 # in file order; of each class the first SAMPLE_TRAIN_PER_CLASS go to train.csv, the rest to test.csv.

@@ -4,14 +4,17 @@ The code is the same in every edition, so the language is chosen when it runs, i
 
 1. ``TFCOURSE_EDITION`` in the environment (``make lab EDITION=zh`` sets it; the grader sets it
    to the edition of the submission it grades; the reader edition sets it for each page);
-2. the edition recorded in the metadata of the notebook this kernel runs (a translated release
+2. the edition the notebook's setup cell names (its first code cell calls ``tfcourse.hosted.setup``, which
+   calls :func:`record_edition`): the notebook itself says which edition it is, whatever folder its kernel
+   started in and whatever notebooks lie beside it;
+3. the edition recorded in the metadata of the notebook this kernel runs (a translated release
    writes ``{"tfcourse": {"edition": CODE}}``, a code of :mod:`tfcourse.registry`), found through
    ``JPY_SESSION_NAME``, the path Jupyter Server gives every notebook's kernel;
-3. else the edition the notebooks of the working directory agree on: ``jupyter nbconvert --execute``,
+4. else the edition the notebooks of the working directory agree on: ``jupyter nbconvert --execute``,
    nbclient and editors' notebook runners set no session variable but start the kernel in the
    notebook's own folder. A notebook without the mark counts as English, so a folder holding notebooks
    of both editions (or none at all) is English: the mark decides only where it is unanimous;
-4. English.
+5. English.
 
 So a Chinese notebook speaks Chinese without any setting, whatever runs it.
 """
@@ -26,6 +29,16 @@ from tfcourse.registry import editions, source
 EDITION_VARIABLE = "TFCOURSE_EDITION"
 ENGLISH = source()
 EDITIONS = tuple(editions())
+
+_recorded: str | None = None  # what the running notebook's setup cell named (record_edition)
+
+
+def record_edition(name: str) -> None:
+    """Remember the edition the running notebook names, for the rest of this kernel's life."""
+    global _recorded
+    if name not in EDITIONS:
+        raise ValueError(f"unknown edition {name!r}: one of {', '.join(EDITIONS)}")
+    _recorded = name
 
 
 def notebook_edition(path: Path) -> str | None:
@@ -64,6 +77,8 @@ def edition() -> str:
     chosen = os.environ.get(EDITION_VARIABLE, "").strip()
     if chosen in EDITIONS:
         return chosen
+    if _recorded is not None:
+        return _recorded
     session = os.environ.get("JPY_SESSION_NAME", "")
     if session.endswith(".ipynb"):
         return notebook_edition(Path(session)) or ENGLISH

@@ -26,6 +26,7 @@ from autograder.isolated.protocol import CleanRerunRequest, PlanCell
 from autograder.launch.limits import Limits
 from autograder.launch.zygote import Zygote
 from autograder.pipeline.kept_code import Omission, Stop, cell_bindings, explain, extract_definitions
+from tfcourse.hosted import edition_neutral
 
 
 def added_cells(student: NotebookNode, source: NotebookNode) -> dict[str, list[tuple[int, str]]]:
@@ -33,9 +34,9 @@ def added_cells(student: NotebookNode, source: NotebookNode) -> dict[str, list[t
 
     A student's scratch cell may define a helper that an answer calls; the clean re-run keeps its
     definitions too, just before that graded cell, as the kernel saw them. A cell whose text is one
-    of the notebook's own cells is not the student's.
+    of the notebook's own cells (the setup cell naming any edition) is not the student's.
     """
-    own = {cell.source.strip() for cell in source.cells if cell.cell_type == "code"}
+    own = {edition_neutral(cell.source).strip() for cell in source.cells if cell.cell_type == "code"}
     placed: dict[str, list[tuple[int, str]]] = {}
     pending: list[tuple[int, str]] = []
     for index, cell in enumerate(student.cells):
@@ -44,7 +45,7 @@ def added_cells(student: NotebookNode, source: NotebookNode) -> dict[str, list[t
         if grade_id(cell):
             placed.setdefault(grade_id(cell), []).extend(pending)
             pending = []
-        elif cell.source.strip() not in own:
+        elif edition_neutral(cell.source).strip() not in own:
             pending.append((index, cell.source))
     return {name: cells for name, cells in placed.items() if cells}
 

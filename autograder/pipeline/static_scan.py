@@ -14,6 +14,7 @@ from nbformat import NotebookNode
 
 from autograder.course.notebook_code import bound_names, dotted_name, notebook_bindings, without_magics
 from autograder.course.notebooks import grade_id, is_graded_test_cell
+from tfcourse.hosted import edition_neutral
 
 PATCHABLE_MODULES = {"torch", "numpy", "np", "F", "nn", "functional", "builtins", "__builtins__", "IPython",
                      "math", "tfcourse", "checks", "sys", "os", "unittest", "random", "pytest"}  # fmt: skip
@@ -119,15 +120,17 @@ def scan_source(source: str, protected: dict[str, str] | None = None) -> list[st
 def scan(student: NotebookNode, source: NotebookNode) -> list[str]:
     """Findings for the code cells of ``student`` that are not the notebook's own.
 
-    Skipped: cells identical to a cell of ``source``, and the test cells (by grade id), whose
-    text nbgrader and the clean re-run replace with the source's anyway.
+    Skipped: cells identical to a cell of ``source`` (the setup cell of any edition, which names its own), and
+    the test cells (by grade id), whose text nbgrader and the clean re-run replace with the source's anyway.
     """
-    original = {cell.source for cell in source.cells if cell.cell_type == "code"}
+    original = {edition_neutral(cell.source) for cell in source.cells if cell.cell_type == "code"}
     tests = {grade_id(cell) for cell in source.cells if is_graded_test_cell(cell)}
     protected = notebook_bindings(source)
     findings = []
     for index, cell in enumerate(student.cells):
-        if cell.cell_type != "code" or cell.source in original or (grade_id(cell) and grade_id(cell) in tests):
+        if cell.cell_type != "code" or edition_neutral(cell.source) in original:
+            continue
+        if grade_id(cell) and grade_id(cell) in tests:
             continue
         where = grade_id(cell) or f"cell {index}"
         findings.extend(f"{where}, {finding}" for finding in scan_source(cell.source, protected))
