@@ -115,8 +115,8 @@ def test_a_chinese_notebook_speaks_chinese_wherever_its_kernel_starts(place, tmp
     if place == "beside an unmarked notebook":
         nbformat.write(new_notebook(), folder / "scratch.ipynb")
     cwd = folder if place == "beside an unmarked notebook" else elsewhere
-    chinese = nbformat.read(settings.REPO_ROOT / registry.editions()["zh"].release / "01_attention" / "01_attention.ipynb",
-                            as_version=4)
+    folder_zh = settings.REPO_ROOT / registry.editions()["zh"].release
+    chinese = nbformat.read(folder_zh / "01_attention" / "01_attention.ipynb", as_version=4)
     setup_cell = next(cell.source for cell in chinese.cells if cell.id == hosted.SETUP_CELL_ID)
     says = "from tfcourse.messages import tr\nprint(tr('data:'))"
     without = run_cells([says], folder, cwd, monkeypatch)
