@@ -17,7 +17,7 @@ apply_course_style()
 # The course's release; pyproject.toml, CITATION.cff and CHANGELOG.md name the same one (tests/test_licence.py).
 __version__ = "1.0.0"
 
-__all__ = ["__version__", "fast_mode", "get_device", "seed_everything", "todo_left"]
+__all__ = ["__version__", "check_notebook", "fast_mode", "get_device", "seed_everything", "todo_left"]
 
 
 def todo_left() -> str:
@@ -46,4 +46,8 @@ def __getattr__(name: str):
         from tfcourse import device  # noqa: PLC0415
 
         return getattr(device, name)
+    if name == "check_notebook":  # the last cell of every notebook (tfcourse.check)
+        from tfcourse.check import check_notebook  # noqa: PLC0415
+
+        return check_notebook
     raise AttributeError(f"module 'tfcourse' has no attribute {name!r}")
