@@ -14,6 +14,19 @@ from tfcourse.style import apply_course_style
 
 apply_course_style()
 
+
+def _watch_cells() -> None:
+    """In a notebook's kernel, let :mod:`tfcourse.check` see each cell run (the check reuses their outcomes)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is not None and hasattr(shell, "events"):
+        from tfcourse.check import watch  # noqa: PLC0415 (only in a kernel)
+
+        watch(shell)
+
+
+_watch_cells()
+
 # The course's release; pyproject.toml, CITATION.cff and CHANGELOG.md name the same one (tests/test_licence.py).
 __version__ = "1.0.0"
 
