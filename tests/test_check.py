@@ -22,7 +22,7 @@ from autograder.course import settings
 from autograder.course.notebooks import fill_answers, reference_answers
 from editions.release import release_notebook
 from tests.support.notebooks import read
-from tfcourse.check import CHECK_CALL, Failure, exercises, outcome
+from tfcourse.check import CHECK_CALL, Failure, exercises, find_notebook, outcome
 
 ASSIGNMENT = "01_attention"
 WRONG = (".tril()", ".triu(diagonal=1)")  # causal_mask: True where a query may NOT attend
@@ -81,6 +81,19 @@ def test_outcome_tells_the_untouched_stub_from_a_failure():
     assert outcome([stub, wrong]) == "failed"
     assert wrong.first_line() == "causal_mask(4): 6 of 16 values differ"
     assert Failure("NameError", "name 'x' is not defined").first_line() == "NameError: name 'x' is not defined"
+
+
+def test_the_notebook_is_found_where_vs_code_names_it(tmp_path, monkeypatch):
+    # VS Code's Jupyter extension puts the notebook's path in __vsc_ipynb_file__ (jupyterlab/jupyterlab#16282).
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "elsewhere" / "renamed.ipynb"
+    path.parent.mkdir()
+    nbformat.write(english_release(), path)
+    found = find_notebook(ASSIGNMENT, {"__vsc_ipynb_file__": str(path)})
+    assert [e.name for e in exercises(found["cells"])][0] == "scaled_dot_product_attention"
+    with pytest.raises(FileNotFoundError):
+        find_notebook(ASSIGNMENT, {})
 
 
 def rows(table: str) -> dict[str, str]:
