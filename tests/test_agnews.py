@@ -289,6 +289,18 @@ def test_no_data_at_all_says_what_to_do(places):
         locate_data()
 
 
+def test_in_the_student_kit_the_messages_name_the_kit_s_command_not_make(places, tmp_path, monkeypatch):
+    # The kit (classroom/student_kit.py) holds tfcourse/ beside data/, and no Makefile.
+    monkeypatch.setattr(agnews, "REPO_ROOT", tmp_path / "kit")
+    found = locate_data()
+    assert f"`{agnews.download_command()}` fetches the full dataset" in found.source
+    assert "make" not in found.source
+    assert agnews.download_command("posix") == ".venv/bin/python -m tfcourse.download"
+    assert agnews.download_command("nt") == r".venv\Scripts\python -m tfcourse.download"
+    monkeypatch.setattr(agnews, "REPO_ROOT", Path(__file__).resolve().parent.parent)
+    assert agnews.download_command() == "make data"
+
+
 # --- splitting -----------------------------------------------------------------------------------
 
 

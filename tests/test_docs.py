@@ -12,6 +12,7 @@ import importlib.util
 import re
 import shlex
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from bs4 import BeautifulSoup
@@ -63,6 +64,7 @@ def test_every_link_resolves(site: Path):
             if re.match(r"[a-z]+:", href):
                 continue  # another host
             target, _, fragment = href.partition("#")
+            fragment = unquote(fragment)  # a heading in Chinese is linked percent-encoded, as a browser sends it
             target_path = (site / target).resolve() if target else site / name
             if not target_path.exists():
                 broken.append(f"{name}: {href} (no such file)")

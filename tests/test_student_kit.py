@@ -10,14 +10,16 @@ reference answers, every visible test passes; untouched, the first test cell sto
 NotImplementedError.
 """
 
+import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
 import tomllib
 import zipfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import nbformat
 import pytest
@@ -195,7 +197,10 @@ def test_the_builder_refuses_a_kit_holding_a_planted_secret(planted, says, tmp_p
 
 def kit_environment() -> dict[str, str]:
     """This environment without what would let the kit's Python import the repository's packages."""
-    return {name: value for name, value in os.environ.items() if name not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    kept = {name: value for name, value in os.environ.items() if name not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    # On Linux without an NVIDIA GPU (here and in CI) start.py asks PyTorch's CPU index for torch first; with no
+    # network pip's retries would wait out that index: one try, then the wheel pip's own configuration finds.
+    return {**kept, "PIP_RETRIES": "0"}
 
 
 def execute_in_kit(kit: Path, notebooks: dict[str, nbformat.NotebookNode], output: Path) -> dict[str, list]:
@@ -256,3 +261,75 @@ def test_the_kit_sets_itself_up_with_its_own_command_and_passes_notebook_01_s_vi
     assert Path(package).resolve() == (kit / "tfcourse" / "__init__.py").resolve()
     assert not any(errors(cell) for cell in ran["untouched"][:first_test])
     assert errors(ran["untouched"][first_test]) == ["NotImplementedError"]
+
+
+def _said(part: str) -> tuple[set[str], int]:
+    """What a part of the kit's README names (its code, whitespace folded) and how many points it makes."""
+    blocks = re.findall(r"^```\n(.*?)^```", part, re.MULTILINE | re.DOTALL)
+    prose = re.sub(r"^```\n.*?^```", "", part, flags=re.MULTILINE | re.DOTALL)
+    code = {" ".join(span.split()) for span in [*blocks, *re.findall(r"`([^`]+)`", prose)]}
+    return code, len(re.findall(r"^- ", part, re.MULTILINE))
+
+
+def test_the_kit_readme_says_in_chinese_all_it_says_in_english():
+    english, chinese = (student_kit.TEMPLATES / "README.md").read_text().split("## 中文说明")
+    (english_code, english_points), (chinese_code, chinese_points) = _said(english), _said(chinese)
+    assert chinese_code == english_code, (english_code - chinese_code, chinese_code - english_code)
+    assert chinese_points == english_points
+    for subject in ("TFCOURSE_FAST=1", "TFCOURSE_MPS=1", "data/ag_news/", "--setup-only", "tfcourse.check", "CUDA",
+                    "NVIDIA GPU", "nvidia-smi"):
+        assert subject in english and subject in chinese, subject
+
+
+def kit_start():
+    """The kit's start.py as a module (it imports only Python's standard library)."""
+    spec = importlib.util.spec_from_file_location("kit_start", student_kit.TEMPLATES / "start.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks its module up while it is made
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_start_py_decides_per_platform_from_the_machine_s_facts():
+    start = kit_start()
+    windows = start.Machine("win32", "AMD64", nvidia=False)
+    mac = start.Machine("darwin", "arm64", nvidia=False)
+    linux, linux_gpu = start.Machine("linux", "x86_64", nvidia=False), start.Machine("linux", "x86_64", nvidia=True)
+    assert [start.python_command(m) for m in (windows, mac, linux)] == ["py", "python3", "python3"]
+    assert str(start.venv_python(windows, PurePosixPath(".venv"))) == r".venv\Scripts\python.exe"
+    assert str(start.venv_python(mac, PurePosixPath(".venv"))) == ".venv/bin/python"
+    # PyTorch's CPU index only on Linux without NVIDIA's driver tool; pip's own index elsewhere
+    assert [start.torch_index(m, {}) for m in (windows, mac, linux, linux_gpu)] == [None, None, start.CPU_INDEX, None]
+    assert start.torch_index(linux, {start.TORCH_INDEX_VARIABLE: ""}) is None
+    # the repository's requirements.txt is the kit's (classroom/student_kit.py)
+    cpu_first, *rest = start.install_commands(linux, PurePosixPath(".venv/bin/python"), {}, settings.REPO_ROOT)
+    pinned = start.torch_requirement((settings.REPO_ROOT / "requirements.txt").read_text())
+    assert pinned.startswith("torch==") and " " not in pinned
+    assert cpu_first[4:] == ["install", f"{pinned}+cpu", "--extra-index-url", start.CPU_INDEX, "-c", "constraints.txt"]
+    assert [command[4:6] for command in rest] == [
+        ["install", "-r"], ["install", "--no-deps"], ["uninstall", "--quiet"]]
+    assert len(start.install_commands(mac, PurePosixPath(".venv/bin/python"), {}, settings.REPO_ROOT)) == 3
+
+
+@pytest.mark.parametrize(("environment", "system", "chinese"), [
+    ({"TFCOURSE_EDITION": "zh", "LANG": "en_US.UTF-8"}, None, True),
+    ({"TFCOURSE_EDITION": "en", "LANG": "zh_CN.UTF-8"}, None, False),
+    ({"LANG": "zh_CN.UTF-8"}, None, True),
+    ({"LANG": "en_GB.UTF-8"}, "zh_CN", False),
+    ({}, "Chinese (Simplified)_China", True),  # what locale.getlocale() says on a Chinese Windows
+    ({}, "en_US", False),
+])  # fmt: skip
+def test_start_py_speaks_the_student_s_language(environment, system, chinese, monkeypatch):
+    start = kit_start()
+    assert start.chinese(environment, system) is chinese
+    for name in ("TFCOURSE_EDITION", "LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TFCOURSE_EDITION", "zh" if chinese else "en")
+    says = start.say("failed", command="pip install", again="python3 start.py")
+    assert ("请先解决" in says) is chinese and "make" not in says
+
+
+def test_the_kit_s_messages_never_name_a_makefile():
+    start = kit_start()
+    for text in (*start.MESSAGES.values(), *start.ENGLISH.values(), (student_kit.TEMPLATES / "README.md").read_text()):
+        assert "make " not in text and "Makefile" not in text, text

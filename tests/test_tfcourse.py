@@ -29,11 +29,14 @@ def test_fast_mode_follows_the_environment(monkeypatch, environment, expected):
     assert modes.fast_mode() is expected
 
 
-def test_device_prefers_cuda_then_mps_then_cpu(monkeypatch):
+def test_device_prefers_cuda_then_mps_when_opted_in_then_cpu(monkeypatch):
+    monkeypatch.delenv(device.MPS_ENV_VAR, raising=False)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
     assert device.get_device() == torch.device("cpu")
     monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    assert device.get_device() == torch.device("cpu"), "a Mac's GPU is used only when the student opts in"
+    monkeypatch.setenv(device.MPS_ENV_VAR, "1")
     assert device.get_device() == torch.device("mps")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert device.get_device() == torch.device("cuda")

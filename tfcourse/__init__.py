@@ -14,10 +14,23 @@ from tfcourse.style import apply_course_style
 
 apply_course_style()
 
+
+def _watch_cells() -> None:
+    """In a notebook's kernel, let :mod:`tfcourse.check` see each cell run (the check reuses their outcomes)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is not None and hasattr(shell, "events"):
+        from tfcourse.check import watch  # noqa: PLC0415 (only in a kernel)
+
+        watch(shell)
+
+
+_watch_cells()
+
 # The course's release; pyproject.toml, CITATION.cff and CHANGELOG.md name the same one (tests/test_licence.py).
 __version__ = "1.1.0"
 
-__all__ = ["__version__", "fast_mode", "get_device", "seed_everything", "todo_left"]
+__all__ = ["__version__", "check_notebook", "fast_mode", "get_device", "seed_everything", "todo_left"]
 
 
 def todo_left() -> str:
@@ -46,4 +59,8 @@ def __getattr__(name: str):
         from tfcourse import device  # noqa: PLC0415
 
         return getattr(device, name)
+    if name == "check_notebook":  # the last cell of every notebook (tfcourse.check)
+        from tfcourse.check import check_notebook  # noqa: PLC0415
+
+        return check_notebook
     raise AttributeError(f"module 'tfcourse' has no attribute {name!r}")

@@ -423,13 +423,22 @@ def _shown(path: Path) -> str:
         return str(path.resolve())
 
 
+def download_command(os_name: str = os.name) -> str:
+    """The command that downloads the full dataset: ``make data`` in the repository; in the student kit, which has
+    no Makefile, the kit's own (its ``.venv``'s Python, run in the kit's folder; ``os_name`` as :data:`os.name`)."""
+    if (REPO_ROOT / "Makefile").is_file():
+        return "make data"
+    python = r".venv\Scripts\python" if os_name == "nt" else ".venv/bin/python"
+    return f"{python} -m tfcourse.download"
+
+
 def _candidate_dirs(data_dir: str | Path | None) -> list[tuple[Path, str]]:
     if data_dir is not None:
         return [(Path(data_dir).expanduser(), "data_dir")]
     candidates = []
     if os.environ.get(DATA_ENV_VAR, "").strip():
         candidates.append((Path(os.environ[DATA_ENV_VAR].strip()).expanduser(), f"${DATA_ENV_VAR}"))
-    candidates.append((DEFAULT_DATA_DIR, "`make data`"))
+    candidates.append((DEFAULT_DATA_DIR, f"`{download_command()}`"))
     return candidates
 
 
@@ -457,7 +466,7 @@ def locate_data(data_dir: str | Path | None = None) -> AGNewsFiles:
             notes.append(tr("{folder} (from {origin}) has test.csv but no train.csv", folder=shown, origin=origin))
         elif train.is_file():
             notes.append(tr("{folder} (from {origin}) has train.csv but no test.csv", folder=shown, origin=origin))
-        elif origin != "`make data`":
+        elif origin != f"`{download_command()}`":
             notes.append(tr("{folder} (from {origin}) has neither train.csv nor test.csv", folder=shown, origin=origin))
     return sample_files(notes)
 
@@ -471,14 +480,14 @@ def sample_files(notes: Iterable[str] = ()) -> AGNewsFiles:
     train, test = SAMPLE_DIR / "train.csv", SAMPLE_DIR / "test.csv"
     if not (train.is_file() and test.is_file()):
         raise FileNotFoundError(
-            f"no AG News data: neither the full dataset ({'; '.join(notes) or 'run `make data`'}) nor the "
-            f"committed sample ({SAMPLE_DIR}/train.csv and test.csv) is there. Run `make data` (or `python -m "
-            f"tfcourse.download`), or set "
+            f"no AG News data: neither the full dataset ({'; '.join(notes) or f'run `{download_command()}`'}) nor "
+            f"the committed sample ({SAMPLE_DIR}/train.csv and test.csv) is there. Run `{download_command()}`, or set "
             f"{DATA_ENV_VAR} to a folder holding train.csv and test.csv."
         )
     source = tr(
         "the committed sample of {rows:,} rows ({train:,} train, {test:,} test, a stratified subset of the official "
-        "test split) in {folder}; `make data` (or `python -m tfcourse.download`) fetches the full dataset",
+        "test split) in {folder}; `{command}` fetches the full dataset",
+        command=download_command(),
         rows=4 * SAMPLE_PER_CLASS,
         train=4 * SAMPLE_TRAIN_PER_CLASS,
         test=4 * SAMPLE_TEST_PER_CLASS,
