@@ -135,7 +135,7 @@ syllabus: install  ## rewrite the points, hours, written questions and schedule 
 	$(BIN)/python book/syllabus.py
 
 release: install  ## the setup cell and links at pyproject's version into solutions/ and README.md, notebooks/ from solutions/ with nbgrader, then each translated edition's (notebooks_zh/ from editions/zh/)
-	$(BIN)/python -m tfcourse.hosted
+	$(BIN)/python -m editions.hosted
 	for source in solutions/*/; do \
 		$(BIN)/nbgrader generate_assignment "$$(basename $$source)" --force || exit 1; \
 	done

@@ -107,16 +107,21 @@ def test_the_readme_says_which_licence_covers_what():
         assert link in section.group(1), f"README's Licence section should link {link[2:-1]}"
 
 
+HOSTED = ("https://colab.research.google.com/github/", "https://kaggle.com/kernels/welcome?src=")
+
+
 def test_the_course_s_address_is_pyproject_s_wherever_it_is_written():
     address = repository_url()
     assert citation()["repository-code"] == address, "CITATION.cff's repository-code should be pyproject.toml's"
     licence = re.search(r"^## Licence\n(.*?)(?=^## )", (REPO_ROOT / "README.md").read_text(), re.M | re.S).group(1)
     assert f"<{address}>" in licence, "README's attribution line should link the repository's address"
     name = address.rsplit("/", 1)[1]
+    owner_and_name = "/".join(address.rsplit("/", 2)[-2:])  # what Colab's and Kaggle's links to it carry
     pages = [REPO_ROOT / "README.md", REPO_ROOT / "CITATION.cff", *sorted((REPO_ROOT / "docs").glob("*.md"))]
     for page in pages:
         for url in re.findall(rf"https?://[^\s)>\"']*/{re.escape(name)}\b[^\s)>\"']*", page.read_text()):
-            assert url.startswith(address), f"{page.name} links the course at {url}, not at {address}"
+            where = url.startswith(address) or (url.startswith(HOSTED) and f"/{owner_and_name}/" in url)
+            assert where, f"{page.name} links the course at {url}, not at {address}"
 
 
 def test_nbgrader_s_notice_ships_with_the_template_adapted_from_it(tmp_path):
@@ -128,7 +133,10 @@ def test_nbgrader_s_notice_ships_with_the_template_adapted_from_it(tmp_path):
     assert notice == installed.locate_file(licence).read_text(), "LICENSE-nbgrader.txt is not nbgrader's notice"
     source = tmp_path / "source"  # a copy: a build in the repository would rewrite its tfcourse.egg-info
     source.mkdir()
-    for name in ("pyproject.toml", "LICENSE", *pyproject_packages()):
+    data_files = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["data-files"]
+    shipped_data = [name for names in data_files.values() for name in names]
+    for name in ("pyproject.toml", "LICENSE", *pyproject_packages(), *shipped_data):
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
         if (REPO_ROOT / name).is_dir():
             shutil.copytree(REPO_ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:

@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 from tfcourse import reference
+from tfcourse.hosted import SETUP_CALL, SETUP_CELL_ID
 from tfcourse.messages import tr
 
 NOTEBOOKS = (
@@ -91,8 +92,11 @@ def is_answer_cell(cell: Mapping) -> bool:
 
 
 def setup_imports(cells: list[Mapping]) -> str:
-    """The import statements of the notebook's setup cell (its first code cell), nothing else of it."""
-    setup = next((_cell_source(c) for c in cells if c.get("cell_type") == "code"), "")
+    """The import statements of the notebook's setup cell (its first code cell after the hosted-install cell the
+    release writes, :mod:`tfcourse.hosted`), nothing else of it."""
+    code = [c for c in cells if c.get("cell_type") == "code"]
+    own = [c for c in code if c.get("id") != SETUP_CELL_ID and not SETUP_CALL.search(_cell_source(c))]
+    setup = _cell_source(own[0]) if own else ""
     tree = ast.parse(setup)
     return "\n".join(ast.unparse(node) for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom))
 

@@ -1,7 +1,7 @@
 """The notebooks' setup cell: one first code cell that works on a course machine and on a hosted service.
 
 Every notebook's first code cell is :func:`setup_cell`'s text, written by the release (``make release`` runs
-``python -m tfcourse.hosted``) with the version of ``pyproject.toml`` and its repository address, never typed
+``python -m editions.hosted``) with the version of ``pyproject.toml`` and its repository address, never typed
 by hand. Where the course is installed the cell only names the notebook's edition (:func:`setup`). Where it is
 not importable (Colab, Kaggle, a hosted notebook in mainland China) the cell first installs this package from
 the course's tagged release on GitHub, at the notebook's own version, with the requirement
@@ -225,32 +225,3 @@ def readme_with_links(readme: str, version: str, release_path) -> str:
         return f"| `{name}` | {found['builds']} | {' · '.join([links(name, ENGLISH), *others])} |"
 
     return README_ROW.sub(row, readme.replace(*README_HEADER))
-
-
-def main() -> int:
-    """``python -m tfcourse.hosted``: stamp the solution notebooks (``make release`` then generates the releases)
-    and write the README's links."""
-    import nbformat  # noqa: PLC0415
-
-    from autograder.course import settings  # noqa: PLC0415 (release time: the repository is at hand)
-    from editions.release import release_notebook  # noqa: PLC0415
-
-    version = release_version()
-
-    def release_path(name: str, edition: str) -> str:
-        path = settings.release_notebook(name) if edition == ENGLISH else release_notebook(edition, name)
-        return path.relative_to(settings.REPO_ROOT).as_posix()
-
-    readme = settings.REPO_ROOT / "README.md"
-    readme.write_text(readme_with_links(readme.read_text(encoding="utf-8"), version, release_path), encoding="utf-8")
-    for assignment in settings.assignment_ids():
-        path = settings.source_notebook(assignment)
-        notebook = nbformat.read(path, as_version=4)
-        release = settings.release_notebook(assignment).relative_to(settings.REPO_ROOT).as_posix()
-        stamp(notebook, release, version, NEEDS.get(assignment, {}))
-        path.write_text(nbformat.writes(notebook) + "\n", encoding="utf-8")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
