@@ -7,12 +7,14 @@ feedback             HTML per student without hidden tests, maths offline; flagg
 export               grades.csv with status, reason and per-test columns (--format canvas|moodle: the LMS's import)
 report               class report (HTML with figures)
 similarity           pairs of answers closer than independent work explains (HTML page, similarity.json)
+gradescope NOTEBOOK  Gradescope's autograder zip for one notebook (instructors only: it holds the hidden tests)
 
 Each command imports its own modules when it runs (pandas, seaborn, copydetect, the grader): none
 waits for what only another needs (the start-up each saves: docs/measurements.md).
 """
 
 import argparse
+import logging
 import os
 import sys
 from concurrent.futures import Executor
@@ -174,6 +176,18 @@ def run_similarity(args: argparse.Namespace) -> int:
     return command.run(args.course, args.assignment, args.jobs, args.output)
 
 
+def run_gradescope(args: argparse.Namespace) -> int:
+    from autograder.gradescope.build import autograded_points, build  # noqa: PLC0415
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    limits = Limits(args.timeout, cell_timeout=args.cell_timeout)
+    output = args.output or args.course.root / "build" / "gradescope"
+    path = build(args.course, args.assignment, output, limits)
+    points = autograded_points(args.course, args.assignment)
+    logging.getLogger(__name__).info("%s (for instructors only; its autograder points: %g)", path, points)
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(prog="python -m autograder", description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
@@ -250,6 +264,15 @@ def parser() -> argparse.ArgumentParser:
                       help="processes, one notebook each (default: 2, or 1 on one core)")  # fmt: skip
     step.add_argument("--output", type=Path, default=Path("similarity.html"))
     step.set_defaults(run=run_similarity)
+
+    step = commands.add_parser("gradescope", help="Gradescope autograder zip for a notebook", parents=[course])
+    step.add_argument("assignment", help="the notebook, as in solutions/ (01_attention)")
+    step.add_argument("--output", type=Path, help="folder of the zip (default: build/gradescope under --root)")
+    step.add_argument("--timeout", type=float, default=Limits.wall_seconds, help="wall-clock seconds per submission "
+                      "(default: %(default)g; set Gradescope's own timeout above it)")  # fmt: skip
+    step.add_argument("--cell-timeout", type=int, default=Limits.cell_timeout,
+                      help="most seconds per cell (default: %(default)s)")  # fmt: skip
+    step.set_defaults(run=run_gradescope)
     return main
 
 

@@ -125,7 +125,8 @@ CLASS_PER_NOTEBOOK = {"tests/grader/test_every_notebook.py"}
 # or the same accounts and cgroups, which two workers at once would set and clear under each other (test_limits).
 SHARED_BY_MODULE = {"tests/grader/test_grader_hostile.py", "tests/grader/test_kernel_reach.py",
                     "tests/test_book.py", "tests/browser/test_classroom_hub.py",
-                    "tests/test_student_kit.py", "tests/classroom/test_limits.py"}  # fmt: skip
+                    "tests/test_student_kit.py", "tests/classroom/test_limits.py",
+                    "tests/grader/test_gradescope.py"}  # fmt: skip
 # Modules whose notebooks need only a per-worker fixture (a JupyterLab server): cut in two units, the
 # second from this notebook on, so that each half runs on a worker (and a server) of its own.
 HALVES = {"tests/browser/test_student_flow.py": "05"}
@@ -157,6 +158,7 @@ COSTLY_UNITS = {
     "alternatives:05": 200,
     "tests/grader/test_grader_dask.py": 160,
     "tests/test_student_kit.py": 170,  # a real pip install into the kit's own .venv, then notebook 01 in its kernel
+    "tests/grader/test_gradescope.py": 400,  # setup.sh (a real pip install into a new venv), then 01 and 07 graded
     "tests/grader/test_readme_commands.py": 100,  # one test; by its count it came last, the run's tail
     "notebook:": 120,
     "alternatives:": 60,

@@ -106,3 +106,18 @@ def configure(c: Config, root: Path, grading_directory: str = GRADING_DIRECTORY)
 def course_config(root: Path, grading_directory: str = GRADING_DIRECTORY) -> Config:
     """A fresh ``Config`` for a course rooted at ``root``."""
     return configure(Config(), root, grading_directory)
+
+# Gradescope's autograder (``python -m autograder gradescope``, autograder/gradescope/): where its harness puts
+# the zip's files, the submission and the results (Gradescope's "Autograder Specifications",
+# https://gradescope-autograders.readthedocs.io/en/latest/specs/), read from this variable when set (a test's
+# simulated tree), and where setup.sh installs the pinned CPU build of torch from (empty: pip's own sources).
+GRADESCOPE_ROOT = "/autograder"
+GRADESCOPE_ROOT_VARIABLE = "TFCOURSE_GRADESCOPE_ROOT"
+GRADESCOPE_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
+GRADESCOPE_TORCH_INDEX_VARIABLE = "TFCOURSE_TORCH_INDEX"
+# The course's requirements (requirements.txt's pins) that grading a notebook needs: the notebooks' imports,
+# the helper package's and the grader's. The zip's setup.sh installs these, constrained by requirements-lock.txt.
+GRADESCOPE_REQUIREMENTS = (
+    "torch", "numpy", "pandas", "matplotlib", "seaborn", "babel", "noto-cjk-sans-otc", "tqdm", "psutil",
+    "ipykernel", "nbgrader", "alembic", "nbclient", "nbconvert", "nbformat",
+)  # fmt: skip
