@@ -112,11 +112,11 @@ def write_results(results: Path, content: dict) -> None:
 def run(root: Path, course: Course) -> int:
     """Grade ``root/submission`` and write ``root/results/results.json``; a grader failure is written there too."""
     start = time.monotonic()
-    assignment, limits = read_plan(course)
-    notebook, notes = pick_notebook(root / "submission", assignment)
-    notes += hand_in(course, assignment, STUDENT, notebook)
-    secrets = Secrets.of_course(course)
     try:
+        assignment, limits = read_plan(course)
+        notebook, notes = pick_notebook(root / "submission", assignment)
+        notes += hand_in(course, assignment, STUDENT, notebook)
+        secrets = Secrets.of_course(course)
         result = grade_one(course, assignment, STUDENT, limits)
         cells = gradebook.grade_cells(gradebook.template_gradebook(course, assignment), assignment)
         content = results_json(result, cells, secrets, notes)

@@ -26,6 +26,7 @@ from autograder.course.course import Course
 from autograder.course.notebooks import fill_answers, grade_id, nbgrader_meta, reference_answers
 from autograder.gradescope import PLAN_FILE, ROOT_VARIABLE, TORCH_INDEX_VARIABLE
 from autograder.gradescope.build import autograded_points, build, zip_name
+from autograder.gradescope.run import pick_notebook, run
 from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
 from tests.conftest import TIMINGS
@@ -163,6 +164,38 @@ def test_every_notebook_builds_a_zip_in_gradescopes_layout(notebook: str, tmp_pa
     assert not [name for name in names if "__pycache__" in name or name.startswith(("grading/", "build/", ".venv"))]
     assert plan["assignment"] == notebook
     assert path.stat().st_size < 5 * 2**20, f"{path.stat().st_size:,} bytes"
+
+
+@pytest.mark.parametrize(
+    ("files", "taken"),
+    [
+        (["01_attention.ipynb", "01_attention (3).ipynb", "notes.ipynb"], "01_attention.ipynb"),
+        (["01_attention (3).ipynb", "01_attention (1).ipynb"], "01_attention (3).ipynb"),
+        (["homework.ipynb", "README.md"], "homework.ipynb"),
+        (["work/homework.ipynb", ".ipynb_checkpoints/homework-checkpoint.ipynb"], "work/homework.ipynb"),
+        (["a.ipynb", "b.ipynb"], None),
+        ([], None),
+    ],
+)
+def test_the_notebook_graded_is_the_assignments_own_or_the_only_one(
+    files: list[str], taken: str | None, tmp_path: Path
+) -> None:
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}")
+    (tmp_path / "linked.ipynb").symlink_to("/etc/passwd")  # a link is never taken
+    picked, notes = pick_notebook(tmp_path, "01_attention")
+    assert (str(picked.relative_to(tmp_path)) if picked else None) == taken, notes
+    if taken is None:
+        assert notes[0].startswith("No 01_attention.ipynb to grade")
+
+
+def test_a_grader_failure_still_writes_a_valid_result(tmp_path: Path) -> None:
+    (tmp_path / "submission").mkdir()
+    run(tmp_path, Course(tmp_path / "source"))  # no zip unpacked there: the grader cannot start
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    jsonschema.validate(results, SCHEMA)
+    assert results["score"] == 0 and "autograder failed" in results["output"]
 
 
 @pytest.mark.slow
