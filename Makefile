@@ -182,5 +182,11 @@ hub-remove-accounts:  ## at a class's end (hub stopped): remove the system users
 lint: install  ## ruff on the Python code, as the suite checks it (tests/test_project.py)
 	$(BIN)/python -m ruff check --no-cache .
 
+.PHONY: gradescope
+gradescope: install  ## Gradescope autograder zips in build/gradescope, one per notebook (NOTEBOOK=01_attention: that one); for instructors only, they hold the hidden tests
+	for notebook in $(or $(NOTEBOOK),$(notdir $(patsubst %/,%,$(wildcard solutions/*/)))); do \
+		$(BIN)/python -m autograder gradescope "$$notebook" || exit 1; \
+	done
+
 clean-grading:  ## forget every submission, grade and feedback (the git-ignored grading/ folder)
 	rm -rf grading

@@ -7,6 +7,7 @@ feedback             HTML per student without hidden tests, maths offline; flagg
 export               grading/grades.csv with status, reason and per-test columns (--format LMS: its import, --feedback)
 report               class report (HTML with figures)
 similarity           pairs of answers closer than independent work explains (HTML page, similarity.json)
+gradescope NOTEBOOK  Gradescope's autograder zip for one notebook (instructors only: it holds the hidden tests)
 
 Settings: the course's nbgrader_config.py, then --Class.trait=value anywhere on the line (--GradeSettings.jobs=4),
 then a command's own flags (docs/instructors.md, Settings). --log-level, --quiet, --verbose: how much it says.
@@ -199,6 +200,17 @@ def run_similarity(args: argparse.Namespace) -> int:
     return command.run(args.course, args.assignment, args.jobs, args.output)
 
 
+def run_gradescope(args: argparse.Namespace) -> int:
+    from autograder.gradescope.build import autograded_points, build  # noqa: PLC0415
+
+    limits = Limits(args.timeout, cell_timeout=args.cell_timeout)
+    output = args.output or args.course.root / "build" / "gradescope"
+    path = build(args.course, args.assignment, output, limits)
+    points = autograded_points(args.course, args.assignment)
+    logging.getLogger(__name__).info("%s (for instructors only; its autograder points: %g)", path, points)
+    return 0
+
+
 def parser(config: Config | None = None) -> argparse.ArgumentParser:
     """The command line, its defaults those ``config`` sets (:func:`load_config`; None: this repository's)."""
     config = load_config() if config is None else config
@@ -275,6 +287,15 @@ def parser(config: Config | None = None) -> argparse.ArgumentParser:
                       help="processes, one notebook each (default: 2, or 1 on one core)")  # fmt: skip
     step.add_argument("--output", type=Path, default=Path("similarity.html"))
     step.set_defaults(run=run_similarity)
+
+    step = commands.add_parser("gradescope", help="Gradescope autograder zip for a notebook", parents=[course])
+    step.add_argument("assignment", help="the notebook, as in solutions/ (01_attention)")
+    step.add_argument("--output", type=Path, help="folder of the zip (default: build/gradescope under --root)")
+    step.add_argument("--timeout", type=float, default=Limits.wall_seconds, help="wall-clock seconds per submission "
+                      "(default: %(default)g; set Gradescope's own timeout above it)")  # fmt: skip
+    step.add_argument("--cell-timeout", type=int, default=Limits.cell_timeout,
+                      help="most seconds per cell (default: %(default)s)")  # fmt: skip
+    step.set_defaults(run=run_gradescope)
     return main
 
 

@@ -134,7 +134,8 @@ CLASS_PER_NOTEBOOK = {"tests/grader/test_every_notebook.py"}
 SHARED_BY_MODULE = {"tests/grader/test_grader_hostile.py", "tests/grader/test_kernel_reach.py",
                     "tests/test_book.py", "tests/browser/test_classroom_hub.py",
                     "tests/test_student_kit.py", "tests/classroom/test_limits.py",
-                    "tests/classroom/test_existing_hub.py"}  # fmt: skip
+                    "tests/classroom/test_existing_hub.py",
+                    "tests/grader/test_gradescope.py"}  # fmt: skip
 # Modules whose notebooks need only a per-worker fixture (a JupyterLab server): cut in two units, the
 # second from this notebook on, so that each half runs on a worker (and a server) of its own.
 HALVES = {"tests/browser/test_student_flow.py": "05"}
@@ -169,6 +170,7 @@ COSTLY_UNITS = {
     # a department's hub: its environment and the course's packages installed on a fresh machine (530 s measured under
     # load 8), then one student's class through the hub (130 s)
     "tests/classroom/test_existing_hub.py": 530,
+    "tests/grader/test_gradescope.py": 400,  # setup.sh (a real pip install into a new venv), then 01 and 07 graded
     "tests/grader/test_readme_commands.py": 100,  # one test; by its count it came last, the run's tail
     "notebook:": 120,
     "alternatives:": 60,

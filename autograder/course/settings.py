@@ -96,7 +96,18 @@ class HubSettings(Settings):
     due_dates_every = Int(30, help="Seconds between two looks at due dates, extensions, languages").tag(config=True)
 
 
-SETTINGS = (CourseSettings, GradeSettings, HubSettings)
+class GradescopeSettings(Settings):
+    """Gradescope's autograder zip (``python -m autograder gradescope``, autograder/gradescope/): the defaults its
+    scripts are built with; on Gradescope, its variables (set in the image) win, as the scripts read them."""
+
+    root = Unicode("/autograder", help="Where Gradescope's harness puts the zip's files, the submission and "
+                   "results.json (its Autograder Specifications)").tag(config=True, env="TFCOURSE_GRADESCOPE_ROOT")
+    torch_index = Unicode("https://download.pytorch.org/whl/cpu", help="Where setup.sh installs the pinned CPU build "
+                          "of torch from (its variable set empty: pip's own sources)").tag(
+        config=True, env="TFCOURSE_TORCH_INDEX")
+
+
+SETTINGS = (CourseSettings, GradeSettings, HubSettings, GradescopeSettings)
 
 
 def load_config(root: Path = REPO_ROOT, argv: Sequence[str] = ()) -> Config:
@@ -197,3 +208,10 @@ def configure(c: Config, root: Path, grading_directory: str = GRADING_DIRECTORY)
 def course_config(root: Path, grading_directory: str = GRADING_DIRECTORY) -> Config:
     """A fresh ``Config`` for a course rooted at ``root``."""
     return configure(Config(), root, grading_directory)
+
+# The course's requirements (requirements.txt's pins) that grading a notebook needs: the notebooks' imports,
+# the helper package's and the grader's. The zip's setup.sh installs these, constrained by requirements-lock.txt.
+GRADESCOPE_REQUIREMENTS = (
+    "torch", "numpy", "pandas", "matplotlib", "seaborn", "babel", "noto-cjk-sans-otc", "tqdm", "psutil",
+    "ipykernel", "nbgrader", "alembic", "nbclient", "nbconvert", "nbformat",
+)  # fmt: skip
