@@ -36,7 +36,9 @@ from tests.variants import VARIANTS
 
 SCHEMA = json.loads(Path(__file__).with_name("gradescope_results.schema.json").read_text())
 COURSE = Course.default()
-FULLY_TESTED = ("01_attention", "07_language_model")
+# Graded through its zip in a simulated /autograder: 01 (07's too when this was written: 2.04x to 2.29x plain
+# nbgrader's time, docs/measurements.md; left out of the suite for its 4 to 5 minutes of setup.sh and grading).
+FULLY_TESTED = ("01_attention",)
 # 01's zip: a wall-clock limit short enough for the never-returning submission to time out within the test.
 WALL_01 = 60.0
 SETUP_DEADLINE = 1200  # a pip install into a new venv: minutes on a busy 2-core machine (the student kit's too)
@@ -135,16 +137,17 @@ def full_marks(results: dict) -> float:
 
 @pytest.fixture(scope="module")
 def trees(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Tree]:
-    """01's and 07's trees, each set up by its zip's own setup.sh (one pip install, shared)."""
+    """The fully tested notebooks' trees, each set up by its zip's own setup.sh (one pip install, shared)."""
     built = tmp_path_factory.mktemp("gradescope-zips")
     trees = {}
     for assignment in FULLY_TESTED:
         limits = Limits(wall_seconds=WALL_01) if assignment == "01_attention" else Limits()
         trees[assignment] = unpack(build(COURSE, assignment, built, limits), tmp_path_factory.mktemp(assignment))
-    first, second = (trees[a] for a in FULLY_TESTED)
+    first, *others = (trees[a] for a in FULLY_TESTED)
     TIMINGS["gradescope: setup.sh, new venv (01)"] = first.setup()
-    subprocess.run(["cp", "-al", first.source / ".venv", second.source / ".venv"], check=True, timeout=300)
-    TIMINGS["gradescope: setup.sh, venv in place (07)"] = second.setup()
+    for other in others:  # the same packages: hard links of the first venv, then the zip's own setup.sh
+        subprocess.run(["cp", "-al", first.source / ".venv", other.source / ".venv"], check=True, timeout=300)
+        TIMINGS[f"gradescope: setup.sh, venv in place ({other.course.assignments()[0]})"] = other.setup()
     return trees
 
 
