@@ -78,14 +78,14 @@ def ours(course: Course, assignment: str, jobs: int, clean_rerun: bool = True, d
     start = time.monotonic()
     if not dask_workers:
         results = grade(course, assignments=[assignment], jobs=jobs, limits=Limits(), clean_rerun=clean_rerun,
-                        progress=False)  # fmt: skip
+                        progress=False)
     else:
-        import distributed  # noqa: PLC0415 (only this row needs it)
+        import distributed  # only this row needs it
 
         with distributed.LocalCluster(n_workers=dask_workers, threads_per_worker=1, dashboard_address=None) as cluster:
             with distributed.Client(cluster) as client:
                 results = grade(course, assignments=[assignment], jobs=dask_workers, limits=Limits(),
-                                executor=client.get_executor(), progress=False)  # fmt: skip
+                                executor=client.get_executor(), progress=False)
     one_off = time.monotonic() - start - sum(r.seconds for r in results) / max(1, dask_workers or jobs)
     header, *rows = profile.phase_table(results, profile.reference_cell_seconds(course, [assignment]))
     return [f"{header} {'one-off':>9s}", *(f"{row} {one_off:9.1f}" for row in rows)]
@@ -106,7 +106,7 @@ def graders(assignment: str, jobs: int, dask_workers: int) -> dict[str, Callable
         f"grade --jobs {jobs}": lambda course: ours(course, assignment, jobs),
         f"grade --jobs {jobs} --no-clean-rerun": lambda course: ours(course, assignment, jobs, clean_rerun=False),
         f"grade on dask, {dask_workers} local workers": lambda course: ours(course, assignment, jobs, True,
-                                                                             dask_workers),  # fmt: skip
+                                                                             dask_workers),
     }
 
 
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
             per_submission[assignment][name] = seconds / args.submissions
             speed_up = per_submission[assignment][PLAIN] / per_submission[assignment][name]
             print(f"{assignment:24s} {name:40s} {seconds:8.1f} {seconds / args.submissions:13.2f} {speed_up:8.2f}x",
-                  flush=True)  # fmt: skip
+                  flush=True)
     print(f"\nMean seconds per job and phase, grade --jobs {args.jobs} (reference: the notebook's own cell time):")
     for row in phase_rows:
         print(row)

@@ -41,13 +41,13 @@ from autograder.pipeline.results import Status, SubmissionResult
 log = logging.getLogger(__name__)
 # grade's flags for settings (--jobs 4 is --GradeSettings.jobs=4): their help and type are the settings'.
 GRADE_FLAGS = {"jobs": (GradeSettings, "jobs"), "timeout": (GradeSettings, "wall_seconds"),
-               "cell_timeout": (CourseSettings, "cell_timeout"), "memory": (GradeSettings, "memory_gib")}  # fmt: skip
+               "cell_timeout": (CourseSettings, "cell_timeout"), "memory": (GradeSettings, "memory_gib")}
 
 
 def dask_executor(address: str) -> Executor:
     """A concurrent.futures executor on a dask.distributed cluster (``pip install distributed``)."""
     try:
-        from dask.distributed import Client  # noqa: PLC0415 (optional dependency)
+        from dask.distributed import Client  # optional dependency
     except ImportError as error:
         raise SystemExit("--scheduler needs dask.distributed: pip install distributed") from error
     return Client(address).get_executor()
@@ -71,12 +71,12 @@ def run_collect(args: argparse.Namespace) -> int:
     for refusal in found.refused:
         log.info(f"refused    {refusal.found} ({refusal.student}, {refusal.assignment}): {refusal.reason}")
     log.info(f"{len(found.collected)} collected, {len(found.unmatched)} unmatched, {len(found.unreadable)} unreadable, "
-          f"{len(found.refused)} refused, {len(found.replaced)} not taken")  # fmt: skip
+          f"{len(found.refused)} refused, {len(found.replaced)} not taken")
     return 0
 
 
 def run_sanitize(args: argparse.Namespace) -> int:
-    from autograder.pipeline import sanitize  # noqa: PLC0415 (each command imports its own modules, see the module)
+    from autograder.pipeline import sanitize  # each command imports its own modules, see the module
 
     course: Course = args.course
     run = sanitize.sanitize_submissions(course, args.assignment or course.assignments(), args.student, args.write)
@@ -87,7 +87,7 @@ def run_sanitize(args: argparse.Namespace) -> int:
 
 
 def run_grade(args: argparse.Namespace) -> int:
-    from autograder.pipeline import grade, profile  # noqa: PLC0415
+    from autograder.pipeline import grade, profile
 
     given = copy.deepcopy(args.config)
     for flag, (group, name) in GRADE_FLAGS.items():
@@ -100,7 +100,7 @@ def run_grade(args: argparse.Namespace) -> int:
     results = grade.grade(
         args.course, assignments=args.assignment, students=args.student, jobs=args.jobs, force=args.force,
         limits=limits, executor=executor, clean_rerun=not args.no_clean_rerun, sandbox=sandbox,
-    )  # fmt: skip
+    )
     handed_in = {path.name for path in args.course.grading.submitted().glob("*/*") if path.is_dir()}
     for line in grade_summary(results, handed_in):
         log.info(line)
@@ -128,7 +128,7 @@ def grade_summary(results: list[SubmissionResult], handed_in: set[str]) -> list[
     for result in listed:
         most = sum(t.max_score for t in result.tests)
         lines.append(f"{result.assignment:16s} {result.student:20s} {result.status!s:11s} {result.score:5g}/{most:<4g} "
-                     f"{result.seconds:6.1f}s {result.reason[:100]}")  # fmt: skip
+                     f"{result.seconds:6.1f}s {result.reason[:100]}")
         lines += [f"  {result.student}: {note}" for note in result.files]  # a copy's name taken, files ignored
     counted = [r for r in results if unopened(r)]
     if counted:
@@ -141,7 +141,7 @@ def grade_summary(results: list[SubmissionResult], handed_in: set[str]) -> list[
 
 
 def run_feedback(args: argparse.Namespace) -> int:
-    from autograder.pipeline import feedback  # noqa: PLC0415
+    from autograder.pipeline import feedback
 
     release, everything = args.release_flagged or [], args.release_all_flagged
     unmatched = []
@@ -162,7 +162,7 @@ def run_feedback(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from autograder.pipeline import export  # noqa: PLC0415
+    from autograder.pipeline import export
 
     output = args.output or args.course.grading.file(EXPORT_FILE)
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -188,20 +188,20 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from autograder.pipeline import report  # noqa: PLC0415
+    from autograder.pipeline import report
 
     log.info(report.write_report(args.course, args.output))
     return 0
 
 
 def run_similarity(args: argparse.Namespace) -> int:
-    from autograder.similarity import command  # noqa: PLC0415
+    from autograder.similarity import command
 
     return command.run(args.course, args.assignment, args.jobs, args.output)
 
 
 def run_gradescope(args: argparse.Namespace) -> int:
-    from autograder.gradescope.build import autograded_points, build  # noqa: PLC0415
+    from autograder.gradescope.build import autograded_points, build
 
     limits = Limits(args.timeout, cell_timeout=args.cell_timeout)
     output = args.output or args.course.root / "build" / "gradescope"
@@ -215,7 +215,7 @@ def parser(config: Config | None = None) -> argparse.ArgumentParser:
     """The command line, its defaults those ``config`` sets (:func:`load_config`; None: this repository's)."""
     config = load_config() if config is None else config
     main = argparse.ArgumentParser(prog="python -m autograder", description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     add_course_options(main, REPO_ROOT, GRADING_DIRECTORY)
     logs.add_options(main)
     # The same options after the command (`grade --root X`); given there, they replace those given before it.
@@ -228,7 +228,7 @@ def parser(config: Config | None = None) -> argparse.ArgumentParser:
     step.add_argument("download", type=Path, help="zip file or folder")
     step.add_argument("--pattern", help="regular expression with a (?P<student>...) group, matched on the path")
     step.add_argument("--max-bytes", type=int, default=MAX_BYTES,
-                      help=f"refuse a file larger than this (default: {MAX_BYTES:,})")  # fmt: skip
+                      help=f"refuse a file larger than this (default: {MAX_BYTES:,})")
     step.set_defaults(run=run_collect)
 
     step = commands.add_parser("sanitize", help="list the repairs submissions need", parents=[course])
@@ -246,7 +246,7 @@ def parser(config: Config | None = None) -> argparse.ArgumentParser:
     step.add_argument("--memory", **setting_option(config, *GRADE_FLAGS["memory"]))
     step.add_argument("--force", action="store_true", help="re-grade submissions already graded")
     step.add_argument("--sandbox", choices=["auto", "on", "off"], default="auto",
-                      help="bubblewrap (auto: if present; default: %(default)s)")  # fmt: skip
+                      help="bubblewrap (auto: if present; default: %(default)s)")
     step.add_argument(
         "--no-clean-rerun",
         action="store_true",
@@ -261,7 +261,7 @@ def parser(config: Config | None = None) -> argparse.ArgumentParser:
     )
     step.add_argument("--student", nargs="+", action="extend", help="repeat or list several")
     step.add_argument("--release-flagged", nargs="+", action="extend", metavar="STUDENT[/ASSIGNMENT]",
-                      help="write the feedback of these flagged submissions, now and in later runs")  # fmt: skip
+                      help="write the feedback of these flagged submissions, now and in later runs")
     step.add_argument("--release-all-flagged", action="store_true", help="release every flagged submission")
     step.set_defaults(run=run_feedback)
 
@@ -284,7 +284,7 @@ def parser(config: Config | None = None) -> argparse.ArgumentParser:
     )
     step.add_argument("--assignment", nargs="+", action="extend", help="repeat or list several")
     step.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
-                      help="processes, one notebook each (default: 2, or 1 on one core)")  # fmt: skip
+                      help="processes, one notebook each (default: 2, or 1 on one core)")
     step.add_argument("--output", type=Path, default=Path("similarity.html"))
     step.set_defaults(run=run_similarity)
 
@@ -292,9 +292,9 @@ def parser(config: Config | None = None) -> argparse.ArgumentParser:
     step.add_argument("assignment", help="the notebook, as in solutions/ (01_attention)")
     step.add_argument("--output", type=Path, help="folder of the zip (default: build/gradescope under --root)")
     step.add_argument("--timeout", type=float, default=Limits.wall_seconds, help="wall-clock seconds per submission "
-                      "(default: %(default)g; set Gradescope's own timeout above it)")  # fmt: skip
+                      "(default: %(default)g; set Gradescope's own timeout above it)")
     step.add_argument("--cell-timeout", type=int, default=Limits.cell_timeout,
-                      help="most seconds per cell (default: %(default)s)")  # fmt: skip
+                      help="most seconds per cell (default: %(default)s)")
     step.set_defaults(run=run_gradescope)
     return main
 
@@ -303,15 +303,15 @@ def setting_option(config: Config, group: type[Configurable], name: str) -> dict
     """An option's type, help and default (``config``'s) from the setting it gives."""
     trait = group.class_traits()[name]
     return {"type": type(trait.default_value), "default": getattr(group(config=config), name),
-            "help": f"{trait.help} ({group.__name__}.{name}; default: %(default)g)"}  # fmt: skip
+            "help": f"{trait.help} ({group.__name__}.{name}; default: %(default)g)"}
 
 
 def add_course_options(parser: argparse.ArgumentParser, root: object, grading_directory: object) -> None:
     """``--root`` and ``--grading-directory``, with these defaults (``argparse.SUPPRESS``: keep what was given)."""
     parser.add_argument("--root", type=Path, default=root,
-                        help="course folder, before or after the command (default: this repository)")  # fmt: skip
+                        help="course folder, before or after the command (default: this repository)")
     parser.add_argument("--grading-directory", default=grading_directory,
-                        help=f"under --root (default: {GRADING_DIRECTORY})")  # fmt: skip
+                        help=f"under --root (default: {GRADING_DIRECTORY})")
 
 
 def use_this_environments_tools() -> None:

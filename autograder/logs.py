@@ -13,11 +13,11 @@ import sys
 def add_options(parser: argparse.ArgumentParser, default: str = "INFO") -> None:
     """``--log-level``, ``-q``/``--quiet``, ``-v``/``--verbose`` (``default`` SUPPRESS: keep one given earlier)."""
     parser.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"), default=default, type=str.upper,
-                        help="the least important lines shown (default: INFO)")  # fmt: skip
+                        help="the least important lines shown (default: INFO)")
     for flags, level, what in ((("-q", "--quiet"), "WARNING", "warnings and errors only"),
-                               (("-v", "--verbose"), "DEBUG", "every line, debugging ones too")):  # fmt: skip
+                               (("-v", "--verbose"), "DEBUG", "every line, debugging ones too")):
         parser.add_argument(*flags, dest="log_level", action="store_const", const=level, default=argparse.SUPPRESS,
-                            help=what)  # fmt: skip
+                            help=what)
 
 
 def configure(level: str = "INFO") -> None:

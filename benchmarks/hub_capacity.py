@@ -104,14 +104,14 @@ class LevelResult:
                 f"{self.machine_peak_used_gib:.1f} | {self.students_peak_rss_gib:.1f} | "
                 f"{self.left_running_at_start} ({self.left_running_rss_gib:.1f} GiB) | "
                 f"{self.students_cpu_s / max(1, self.students):.0f} | {self.failures} | "
-                f"{self.in_inbound}/{self.submitted} | {self.seconds:.0f} |")  # fmt: skip
+                f"{self.in_inbound}/{self.submitted} | {self.seconds:.0f} |")
 
 
 TABLE_HEAD = ("| N | p50 cell (s) | p95 cell (s) | p95 after the first cell, by notebook (s) | slowest first cell, "
               "by notebook (s) | slowest cell (s) | cells replied | machine peak used (GiB) | "
               "students' peak RSS (GiB) | left running at start | CPU-s per student | failures | "
               "hand-ins in inbound / submitted | level wall (s) |\n"
-              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")  # fmt: skip
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 
 
 def percentile(values: list[float], fraction: float) -> float | None:
@@ -124,7 +124,7 @@ def percentile(values: list[float], fraction: float) -> float | None:
 
 async def run_level(hub_url: str, token: str, names: list[str], uids: set[int], notebooks: dict, pace: Pace,
                     stagger: float, memory_floor: int, time_limit: float,
-                    hub_pid: int | None) -> tuple[list[StudentRecord], Sampler, str]:  # fmt: skip
+                    hub_pid: int | None) -> tuple[list[StudentRecord], Sampler, str]:
     """The students of one level at once (one starting every ``stagger`` s); what they saw, the sampler, and why
     the level was stopped early ("" when it was not)."""
     sampler = Sampler(uids, hub_pid)
@@ -160,14 +160,14 @@ async def run_level(hub_url: str, token: str, names: list[str], uids: set[int], 
 
 def summarize(names: list[str], records: list[StudentRecord], sampler: Sampler, started_available: int,
               left: tuple[int, int], seconds: float, layout: HubLayout, assignments: list[str],
-              stopped: str) -> LevelResult:  # fmt: skip
+              stopped: str) -> LevelResult:
     cells = [cell for record in records for cell in record.cells]
     replied = [cell.seconds for cell in cells if cell.status != "no reply"]
     answered = [cell for cell in cells if cell.status != "no reply"]
     by_notebook = {name: percentile([c.seconds for c in answered if c.assignment == name and c.cell > 0], 0.95)
-                   for name in assignments}  # fmt: skip
+                   for name in assignments}
     first_cells = {name: max((c.seconds for c in answered if c.assignment == name and c.cell == 0), default=None)
-                   for name in assignments}  # fmt: skip
+                   for name in assignments}
     return LevelResult(
         students=len(names), seconds=round(seconds, 1), cells=len(cells), cells_replied=len(replied),
         p50_cell_s=percentile(replied, 0.5), p95_cell_s=percentile(replied, 0.95),
@@ -184,7 +184,7 @@ def summarize(names: list[str], records: list[StudentRecord], sampler: Sampler, 
         submitted=sum(len(record.submitted) for record in records),
         in_inbound=sum(1 for name in names for assignment in assignments if handed_in(layout, name, assignment)),
         stopped=stopped, records=[record.as_dict() for record in records],
-    )  # fmt: skip
+    )
 
 
 def why_stop(level: LevelResult, options: argparse.Namespace) -> str:
@@ -217,7 +217,7 @@ class Ramp:
     def markdown(self) -> str:
         lines = [f"Hub capacity ramp, {self.settings['started']} UTC on {self.settings['machine']}; "
                  f"{self.settings['label']}.", "", TABLE_HEAD, *(level.row for level in self.levels), "",
-                 f"Ended: {self.ended or 'running'}."]  # fmt: skip
+                 f"Ended: {self.ended or 'running'}."]
         return "\n".join(lines) + "\n"
 
 
@@ -234,7 +234,7 @@ def ramp(options: argparse.Namespace) -> Ramp:
                    "label": options.label or ", ".join(f"{k}={v}" for k, v in settings.items()) or "hub defaults",
                    "hub_settings": settings, "notebooks": options.notebooks, "pace": asdict(pace),
                    "stagger_s": options.stagger, "p95_limit_s": options.p95_limit, "stop_on": options.stop_on},
-                  options.out)  # fmt: skip
+                  options.out)
     if options.seed_env_from and seed_environment(HubLayout(options.seed_env_from.resolve()), layout):
         print(f"seeded {layout.env} from {options.seed_env_from}", flush=True)
     all_names: list[str] = []
@@ -242,14 +242,14 @@ def ramp(options: argparse.Namespace) -> Ramp:
     try:
         if options.hub_url:
             result.ended = run_levels(result, options, options.hub_url, options.token, None, layout, notebooks, pace,
-                                      all_names, began)  # fmt: skip
+                                      all_names, began)
         else:
             log = options.out / "jupyterhub.log"
             options.out.mkdir(parents=True, exist_ok=True)
             extra = extra_config(options.cull_idle)
             with class_hub(layout, teacher_name(options.stem), options.notebooks, log, settings, extra) as hub:
                 result.ended = run_levels(result, options, hub.url, hub.token, hub.process.pid, layout, notebooks,
-                                          pace, all_names, began)  # fmt: skip
+                                          pace, all_names, began)
     finally:
         result.write()
         if not options.keep_users:
@@ -266,7 +266,7 @@ def run_in_own_loop(coroutine: Coroutine):
 
 
 def run_levels(result: Ramp, options: argparse.Namespace, hub_url: str, token: str, hub_pid: int | None,
-               layout: HubLayout, notebooks: dict, pace: Pace, all_names: list[str], began: float) -> str:  # fmt: skip
+               layout: HubLayout, notebooks: dict, pace: Pace, all_names: list[str], began: float) -> str:
     """The levels, one after another; why the ramp ended."""
     for count in options.students:
         elapsed = time.monotonic() - began
@@ -281,14 +281,14 @@ def run_levels(result: Ramp, options: argparse.Namespace, hub_url: str, token: s
         left = students_processes(earlier)
         available = mem_available()
         print(f"level {count}: {left[0]} processes of earlier students running ({left[1] / GIB:.1f} GiB); "
-              f"MemAvailable {available / GIB:.1f} GiB", flush=True)  # fmt: skip
+              f"MemAvailable {available / GIB:.1f} GiB", flush=True)
         started = time.monotonic()
         remaining = options.max_minutes * 60 - (started - began)
         records, sampler, stopped = run_in_own_loop(run_level(
             hub_url, token, names, uids, notebooks, pace, options.stagger, int(options.memory_floor * GIB),
-            remaining, hub_pid))  # fmt: skip
+            remaining, hub_pid))
         level = summarize(names, records, sampler, available, left, time.monotonic() - started, layout,
-                          list(notebooks), stopped)  # fmt: skip
+                          list(notebooks), stopped)
         result.levels.append(level)
         result.write()
         print(level.row, flush=True)
@@ -320,7 +320,7 @@ def end_students(names: list[str]) -> None:
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.hub_capacity", description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=lambda text: [int(n) for n in text.split(",")],
-                        default=[2, 4, 8, 16, 32, 64], help="the ramp's levels (default 2,4,8,16,32,64)")  # fmt: skip
+                        default=[2, 4, 8, 16, 32, 64], help="the ramp's levels (default 2,4,8,16,32,64)")
     parser.add_argument(
         "--notebooks",
         type=lambda text: text.split(","),
@@ -334,7 +334,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--p95-limit", type=float, default=2.0, help="the p95 cell latency that ends the ramp (2 s)")
     parser.add_argument("--stop-on", type=lambda text: text.split(","), default=["01_attention"],
                         help="the notebooks whose p95 is watched (default 01_attention: its cells are all "
-                             "interactive; 06's training cells take seconds even alone)")  # fmt: skip
+                             "interactive; 06's training cells take seconds even alone)")
     parser.add_argument(
         "--memory-floor", type=float, default=2.0, help="GiB of MemAvailable under which a level is stopped (default 2)"
     )
@@ -343,7 +343,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     for name in HUB_FLAGS:  # the hub's settings for this run (default: the hub's own)
         trait = HubSettings.class_traits()[name]
         parser.add_argument(f"--{name.replace('_', '-')}", type=type(trait.default_value),
-                            help=f"HubSettings.{name}: {trait.help} (default {trait.default_value})")  # fmt: skip
+                            help=f"HubSettings.{name}: {trait.help} (default {trait.default_value})")
     parser.add_argument(
         "--prefix",
         type=Path,

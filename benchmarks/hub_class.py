@@ -92,16 +92,16 @@ def release(layout: HubLayout, teacher: str, assignment: str) -> None:
     config = [str(layout.role_config("instructor")), str(layout.role_config("common"))]
     environment = {"HOME": account.pw_dir, "USER": teacher, "LOGNAME": teacher, "LANG": "C.UTF-8",
                    "PATH": f"{layout.env / 'bin'}:/usr/bin:/bin", "JUPYTER_CONFIG_PATH": os.pathsep.join(config),
-                   "PYTHONPATH": str(layout.course)}  # fmt: skip
+                   "PYTHONPATH": str(layout.course)}
     groups = [group.gr_gid for group in __import__("grp").getgrall() if teacher in group.gr_mem]
     done = subprocess.run(
         [str(layout.env / "bin" / "nbgrader"), "release_assignment", assignment, "--force"],
         cwd=layout.course, env=environment, user=teacher, group=account.pw_gid, extra_groups=groups,
         capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    )
     if done.returncode:
         raise RuntimeError(f"{teacher}: nbgrader release_assignment {assignment} exited {done.returncode}:\n"
-                           f"{(done.stdout + done.stderr)[-3000:]}")  # fmt: skip
+                           f"{(done.stdout + done.stderr)[-3000:]}")
 
 
 def handed_in(layout: HubLayout, student: str, assignment: str) -> int:
@@ -116,7 +116,7 @@ def hub_settings(**chosen: int | str | None) -> dict[str, str]:
 
 @contextmanager
 def class_hub(layout: HubLayout, teacher: str, assignments: list[str], log: Path,
-              settings: dict[str, str], extra: str = FAST_KERNELS) -> Iterator[Hub]:  # fmt: skip
+              settings: dict[str, str], extra: str = FAST_KERNELS) -> Iterator[Hub]:
     """The layout laid anew (environments kept), the instructor made, ``assignments`` released, the hub started with
     ``settings`` (its culling and limits variables) and ``extra`` config (fast kernels); the hub stopped after."""
     remove_user(teacher)
@@ -128,7 +128,7 @@ def class_hub(layout: HubLayout, teacher: str, assignments: list[str], log: Path
         for assignment in assignments:
             release(layout, teacher, assignment)
         with mock.patch.dict(os.environ, settings), \
-                mock.patch.object(hub_helpers, "EXTRA_CONFIG", hub_helpers.EXTRA_CONFIG + extra):  # fmt: skip
+                mock.patch.object(hub_helpers, "EXTRA_CONFIG", hub_helpers.EXTRA_CONFIG + extra):
             hub = start_hub(layout, log)
         yield hub
     finally:

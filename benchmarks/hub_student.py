@@ -78,7 +78,7 @@ class HubStudent:
     """One student's session against the hub at ``hub_url``; :meth:`work` runs it, :attr:`record` keeps what it saw."""
 
     def __init__(self, hub_url: str, token: str, name: str, notebooks: dict[str, nbformat.NotebookNode], pace: Pace,
-                 seed: int = 0, cell_timeout: float = 600) -> None:  # fmt: skip
+                 seed: int = 0, cell_timeout: float = 600) -> None:
         self.hub_url, self.token, self.name = hub_url.rstrip("/"), token, name
         self.notebooks, self.pace = notebooks, pace
         self.random = random.Random(f"{seed}:{name}")
@@ -93,7 +93,7 @@ class HubStudent:
         request = HTTPRequest(
             f"{self.hub_url}/{path.lstrip('/')}", method=method, body=data, request_timeout=timeout,
             headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
-        )  # fmt: skip
+        )
         response = await self.client.fetch(request)
         return json.loads(response.body) if response.body else None
 
@@ -142,10 +142,10 @@ class HubStudent:
         """One execute_request on ``channel``; its reply's status and the error's name, or "no reply"."""
         msg_id = uuid.uuid4().hex
         header = {"msg_id": msg_id, "session": uuid.uuid4().hex, "username": self.name,
-                  "msg_type": "execute_request", "version": "5.3"}  # fmt: skip
+                  "msg_type": "execute_request", "version": "5.3"}
         content = {"code": code, "silent": False, "store_history": True, "user_expressions": {}, "allow_stdin": False}
         await channel.write_message(json.dumps({"header": header, "parent_header": {}, "metadata": {},
-                                                "content": content, "channel": "shell"}))  # fmt: skip
+                                                "content": content, "channel": "shell"}))
         while True:
             raw = await channel.read_message()
             if raw is None:
@@ -166,7 +166,7 @@ class HubStudent:
         channels = self.server(f"api/kernels/{session['kernel']['id']}/channels")
         url = f"{self.hub_url.replace('http', 'ws', 1)}/{channels}"
         channel = await websocket_connect(HTTPRequest(url, headers={"Authorization": f"token {self.token}"}),
-                                          max_message_size=256 * 2**20)  # fmt: skip
+                                          max_message_size=256 * 2**20)
         try:
             code_cells = [cell.source for cell in self.notebooks[assignment].cells if cell.cell_type == "code"]
             for index, code in enumerate(code_cells[: self.pace.cells]):
@@ -196,7 +196,7 @@ class HubStudent:
         started = time.monotonic()
         try:
             await work
-        except Exception as error:  # noqa: BLE001 (every failure of a simulated student is a measurement)
+        except Exception as error:  # every failure of a simulated student is a measurement
             self.record.failures.append(f"{name}: {type(error).__name__}: {str(error)[-1500:]}")
             return False
         finally:
@@ -212,7 +212,7 @@ class HubStudent:
                 continue
             content = {"type": "notebook", "format": "json", "content": json.loads(nbformat.writes(notebook))}
             if not await self.step(f"save {assignment}", self.request(self.server(f"api/contents/{path}"),
-                                                                       method="PUT", body=content)):  # fmt: skip
+                                                                       method="PUT", body=content)):
                 continue
             await self.step(f"cells {assignment}", self.run_notebook(assignment, path))
             if self.pace.validate:

@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> float:
         seconds, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     kind = ", every answer distinct" if args.distinct else ""
     print(f"{args.students} students x {len(assignments)} notebooks{kind}: {seconds:.1f} s with --jobs {args.jobs}, "
-          f"{cpu:.1f} s of CPU (this process and its workers; wall time depends on the load)")  # fmt: skip
+          f"{cpu:.1f} s of CPU (this process and its workers; wall time depends on the load)")
     return seconds
 
 

@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> None:
             result, _ = compare_assignment(course, assignment)
         theirs, their_best = dolos_ranks(made, args.dolos)
         copies = {**{c: (made.source[c], "+".join(f)) for c, f in made.families.items()},
-                  made.verbatim[1]: (made.verbatim[0], "verbatim, answers nobody else wrote")}  # fmt: skip
+                  made.verbatim[1]: (made.verbatim[0], "verbatim, answers nobody else wrote")}
         planted = {result.rank(*sorted((c, s))) for c, (s, _) in copies.items()}
         best = next(rank for rank in range(len(result)) if rank not in planted)
         for copier, (source, name) in copies.items():

@@ -35,7 +35,7 @@ TEX_SYMBOLS = {
     "times": "×", "approx": "≈", "cdot": "·", "top": "ᵀ", "sqrt": "√", "pi": "π", "infty": "∞", "le": "≤",
     "ge": "≥", "ldots": "…", "sum": "Σ", "alpha": "α", "delta": "δ", "theta": "θ", "lambda": "λ", "omega": "ω",
     "mathrm": "", "text": "", "mathbb": "", "left": "", "right": "",
-}  # fmt: skip
+}
 
 
 def tex_words(text: str) -> str:

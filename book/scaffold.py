@@ -95,17 +95,17 @@ class Step(NamedTuple):
 
 STEPS = (
     Step("`solutions/{name}/{name}.ipynb`", "the source: the first notebook's setup, one TODO `name`, its graded test "
-         "cell `name_values` with a hidden test", write_source),  # fmt: skip
+         "cell `name_values` with a hidden test", write_source),
     Step("`due_dates.csv`", "a row for the notebook, with no due date", add_due_date),
     Step("`book/plans.json`", "a week of its own at the end of each suggested plan", add_to_plans),
     Step("`notebooks/{name}/`, `notebooks_{code}/{name}/`, `editions/{code}/{name}.yaml`", "the student releases "
-         "(`make release`) and each translated edition's translation file, empty", release),  # fmt: skip
+         "(`make release`) and each translated edition's translation file, empty", release),
     Step("`tfcourse/locale/{code}/{name}.po`, `autograder/locale/{code}/{name}.po`", "the message catalogs of its "
-         "printouts and of its hidden tests (`python -m editions messages CODE`)", add_catalogs),  # fmt: skip
+         "printouts and of its hidden tests (`python -m editions messages CODE`)", add_catalogs),
     Step("`classroom/k8s/peak_memory.json`", "its full-mode run, measured (`measure_peak_memory.py`)",
-         lambda notebook: command(notebook, "classroom/k8s/measure_peak_memory.py", notebook.name)),  # fmt: skip
+         lambda notebook: command(notebook, "classroom/k8s/measure_peak_memory.py", notebook.name)),
     Step("`docs/syllabus.md`, `docs/syllabus.{code}.md`", "the syllabus's points, hours and plans (`make syllabus`)",
-         lambda notebook: command(notebook, "book/syllabus.py")),  # fmt: skip
+         lambda notebook: command(notebook, "book/syllabus.py")),
 )
 
 

@@ -75,7 +75,7 @@ class StudentCgroups:
     def unavailable(self) -> str | None:
         """Why limits cannot be set here (None when they can): the folders are made, as a start would."""
         controls = (self.memory.parent / "memory.limit_in_bytes", self.cpu.parent / "cpu.cfs_quota_us",
-                    self.pids.parent / "cgroup.procs")  # fmt: skip
+                    self.pids.parent / "cgroup.procs")
         for control in controls:
             if not control.exists():
                 return (

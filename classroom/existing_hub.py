@@ -29,7 +29,7 @@ def role_config_path(layout: HubLayout, instructor: bool) -> str:
 
 
 def configure(c, python: Path | str, prefix: Path | str = DEFAULT_PREFIX, account_name: str = SAME_NAME,
-              due_dates_every: int = DUE_DATES_EVERY) -> None:  # fmt: skip
+              due_dates_every: int = DUE_DATES_EVERY) -> None:
     """Add the course (laid out under ``prefix`` by ``python -m classroom.install``) to the hub's config ``c``.
 
     ``python`` is the instructors' environment's interpreter, which runs the ``student-view`` service (it reads the
@@ -52,11 +52,11 @@ def configure(c, python: Path | str, prefix: Path | str = DEFAULT_PREFIX, accoun
     c.Spawner.pre_spawn_hook = course_roles
     environment = c.Spawner.environment if isinstance(c.Spawner.environment, dict) else {}
     c.Spawner.environment = {**environment, VIEW_VARIABLE: str(layout.prefix / VIEW_FOLDER),
-                             "TFCOURSE_DUE_DATES_REFRESH": str(due_dates_every)}  # fmt: skip
+                             "TFCOURSE_DUE_DATES_REFRESH": str(due_dates_every)}
     services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []
     c.JupyterHub.services = [*services, {
         "name": "student-view",
         "command": [str(python), "-m", "classroom.publish_student_view", "--prefix", str(layout.prefix),
                     "--state", str(layout.state), "--every", str(due_dates_every)],
         "environment": {"PYTHONPATH": str(layout.course)},
-    }]  # fmt: skip
+    }]

@@ -58,7 +58,7 @@ def interpreter(env: Path) -> Path:
     python = env / "bin" / "python"
     if not python.exists():
         raise SystemExit(f"{env} is not a Python environment (no bin/python): name the prefix of the one the "
-                         "servers run, as `sys.prefix` prints it there")  # fmt: skip
+                         "servers run, as `sys.prefix` prints it there")
     return python
 
 
@@ -74,7 +74,7 @@ def install_once(python: Path, requirements: Path, constraints: Path, role: str)
 
 
 def install(prefix: Path, students: Path | None, instructor: Path | None, instructor_users: list[str],
-            refresh_course: bool = False, account_name: str = SAME_NAME) -> HubLayout:  # fmt: skip
+            refresh_course: bool = False, account_name: str = SAME_NAME) -> HubLayout:
     """Lay the course out under ``prefix`` for the users' and instructors' environments given; its layout."""
     students_python = interpreter(students) if students is not None else None  # both checked before any change
     instructor_python = interpreter(instructor) if instructor is not None else None
@@ -103,7 +103,7 @@ def install(prefix: Path, students: Path | None, instructor: Path | None, instru
     write_config(layout)
     with (layout.role_config("instructor") / "nbgrader_config.py").open("a") as settings:
         settings.write("# Each student's account: their hand-in's files must be its (python -m classroom.install).\n"
-                       f"c.SafeExchangeCollect.account_name = {account_name!r}\n")  # fmt: skip
+                       f"c.SafeExchangeCollect.account_name = {account_name!r}\n")
     make_exchange(layout)
     return layout
 
@@ -111,7 +111,7 @@ def install(prefix: Path, students: Path | None, instructor: Path | None, instru
 def hub_lines(layout: HubLayout, instructor: Path, account_name: str) -> str:
     """What the hub's ``jupyterhub_config.py`` ends with: the course's part of its settings."""
     return HUB_LINES.format(runtime=str(layout.runtime), python=str(interpreter(instructor)),
-                            prefix=str(layout.prefix), account_name=account_name)  # fmt: skip
+                            prefix=str(layout.prefix), account_name=account_name)
 
 
 def main() -> None:
@@ -119,20 +119,20 @@ def main() -> None:
     parser.add_argument("--students", type=Path, metavar="ENV", help="the prefix of the users' Python environment")
     parser.add_argument("--instructor", type=Path, metavar="ENV", help="the prefix of the instructors' environment")
     parser.add_argument("--instructor-user", action="append", default=[], metavar="NAME",
-                        help="a system user to add to the instructors' group (again for each)")  # fmt: skip
+                        help="a system user to add to the instructors' group (again for each)")
     parser.add_argument("--prefix", type=Path, default=DEFAULT_PREFIX,
-                        help=f"the course's folder (default {DEFAULT_PREFIX})")  # fmt: skip
+                        help=f"the course's folder (default {DEFAULT_PREFIX})")
     parser.add_argument("--refresh-course", action="store_true", help="copy the course files over the course folder")
     parser.add_argument("--account-name", default=SAME_NAME, metavar="TEMPLATE",
                         help="a hub user's system account, from their name (default: the same name; TLJH: "
-                        "jupyter-{student})")  # fmt: skip
+                        "jupyter-{student})")
     args = parser.parse_args()
     if args.students is None and args.instructor is None:
         parser.error("name --students ENV, --instructor ENV or both")
     students = args.students.resolve() if args.students else None
     instructor = args.instructor.resolve() if args.instructor else None
     layout = install(args.prefix.resolve(), students, instructor, args.instructor_user, args.refresh_course,
-                     args.account_name)  # fmt: skip
+                     args.account_name)
     print(f"the course is laid out under {layout.prefix}")
     if instructor is not None:
         print("add these lines at the end of the hub's jupyterhub_config.py, then restart the hub:\n")

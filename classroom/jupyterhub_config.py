@@ -36,7 +36,7 @@ layout = HubLayout(Path(hub.prefix))
 # beside those its next start runs): setpriv (util-linux) has the kernel send the service SIGTERM when the hub dies.
 if shutil.which("setpriv") is None:
     raise SystemExit("the hub starts its services under setpriv (util-linux), which is not installed: install it "
-                     "(Debian/Ubuntu: apt-get install util-linux), then start the hub again")  # fmt: skip
+                     "(Debian/Ubuntu: apt-get install util-linux), then start the hub again")
 WITH_THE_HUB = ["setpriv", "--pdeathsig", "TERM", "--"]
 # JupyterHub stops each service with SIGINT, then waits 30 s before SIGTERM. A hub started with SIGINT ignored (a
 # background job of a script: `make hub &`) passed the ignore on to its services and took 64 s to stop, one service
@@ -131,12 +131,12 @@ if cull_idle > 0:
         "name": "idle-culler",
         "command": [*WITH_THE_HUB, str(layout.python), "-m", "jupyterhub_idle_culler", f"--timeout={cull_idle}",
                     f"--cull-every={max(1, min(300, cull_idle // 2))}"],
-    }]  # fmt: skip
+    }]
     c.JupyterHub.load_roles = [*roles, {
         "name": "idle-culler",
         "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
         "services": ["idle-culler"],
-    }]  # fmt: skip
+    }]
 
 # Each student's due dates, extension and edition (classroom/publish_student_view.py): published every
 # DUE_DATES_EVERY seconds (default 30) by a service run as root from this repository (as this file is), which alone
@@ -150,7 +150,7 @@ c.JupyterHub.services = [*services, {
     "command": [*WITH_THE_HUB, str(layout.python), "-m", "classroom.publish_student_view",
                 "--prefix", str(layout.prefix), "--state", str(state), "--every", due_dates_every],
     "environment": {"PYTHONPATH": str(Path(__file__).resolve().parents[1])},
-}]  # fmt: skip
+}]
 
 if layout.exchange_kind() == "ngshare":
     ngshare = f"http://127.0.0.1:{port + 3}"
@@ -172,6 +172,6 @@ if layout.exchange_kind() == "ngshare":
             "--database", f"sqlite:///{layout.ngshare_state / 'ngshare.db'}",
             "--storage", f"{layout.ngshare_state / 'files'}/",
         ],
-    }]  # fmt: skip
+    }]
     # Each server's nbgrader reaches the service directly (its path keeps the hub's prefix).
     c.Spawner.environment[CourseSettings.variable("ngshare_url")] = f"{ngshare}/services/ngshare"

@@ -45,7 +45,7 @@ def configure_limits(c, hub: HubSettings, home_images: Path | None = None) -> st
         c.LimitedSpawner.home_images = str(home_images)
     return (f"per-student limits: memory {memory or 'unlimited'}, CPU {cpus or 'unlimited'}, "
             f"{tasks or 'unlimited'} processes and threads (cgroups under {cgroups.memory.parent}), "
-            + (f"a home of {disk} each (images in {home_images})" if disk else "homes not limited"))  # fmt: skip
+            + (f"a home of {disk} each (images in {home_images})" if disk else "homes not limited"))
 
 
 def confine_service(user: str, hub: HubSettings) -> tuple[dict[str, str], str]:

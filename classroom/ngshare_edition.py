@@ -81,12 +81,12 @@ def __getattr__(name: str) -> type:
                 return
             prefix = f"{EDITION_PREFIX}{language}/"
             translated = {entry["path"][len(prefix):]: entry["content"] for entry in files
-                          if entry["path"].startswith(prefix)}  # fmt: skip
+                          if entry["path"].startswith(prefix)}
             notebooks = {name: content for name, content in translated.items()
-                         if "/" not in name and name.endswith(".ipynb")}  # fmt: skip
+                         if "/" not in name and name.endswith(".ipynb")}
             if not notebooks:
                 self.log.warning("No %s edition of %s was released: you have the English notebooks",
-                                 language, self.coursedir.assignment_id)  # fmt: skip
+                                 language, self.coursedir.assignment_id)
                 return
             for name, content in sorted(notebooks.items()):
                 if name in had:
@@ -104,7 +104,7 @@ def __getattr__(name: str) -> type:
             if response is None:
                 return None
             return [os.path.splitext(os.path.split(entry["path"])[1])[0] for entry in response["files"]
-                    if not is_edition_path(entry["path"])]  # fmt: skip
+                    if not is_edition_path(entry["path"])]
 
     made = {"EditionRelease": EditionRelease, "EditionFetch": EditionFetch, "EditionList": EditionList}
     globals().update(made)

@@ -25,9 +25,9 @@ NOTICE = (  # in English; a translated edition's is in the hub's catalogs (class
 def notice(limit: str) -> str:
     """The notice in the student's edition as the hub published it (:mod:`classroom.student_view`), else English."""
     try:
-        from classroom.student_view import ENGLISH, read_view, say  # noqa: PLC0415 (only once a kill is to be told)
+        from classroom.student_view import ENGLISH, read_view, say  # only once a kill is to be told
         return say(getattr(read_view(), "language", ENGLISH), NOTICE, limit=limit)
-    except Exception:  # noqa: BLE001 (the notice must be told even if the view or the catalogs cannot be read)
+    except Exception:  # the notice must be told even if the view or the catalogs cannot be read
         return NOTICE.format(limit=limit)
 
 

@@ -21,11 +21,11 @@ class LimitedSpawner(LocalProcessSpawner):
     tasks_limit = Integer(
         None, allow_none=True, config=True, help="Processes and threads a user's server may run at once, all its "
         "kernels' included (systemd's TasksMax); past it the user's next fork fails. None: no limit."
-    )  # fmt: skip
+    )
     disk_limit = ByteSpecification(
         None, allow_none=True, config=True, help="The size of a user's home, a filesystem of its own "
         "(classroom/home_disks.py): past it their writes there fail (No space left on device). None: no limit."
-    )  # fmt: skip
+    )
     home_images = Unicode("", config=True, help="The folder of the users' home images (with disk_limit).")
 
     @default("cgroups")
@@ -84,7 +84,7 @@ class LimitedSpawner(LocalProcessSpawner):
                 "%s's processes went past their memory limit (%s): the machine stopped %d of them (out of memory; "
                 "%d since their server started). Their notebook says so on its next cell.",
                 self.user.name, self.limits_text(), kills - self.oom_kills_logged, kills,
-            )  # fmt: skip
+            )
             self.oom_kills_logged = kills
 
     async def stop(self, now: bool = False) -> None:

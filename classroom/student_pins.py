@@ -8,7 +8,7 @@ from classroom.provision import pinned_name, pins_of
 STUDENT_PACKAGES = (
     "torch", "numpy", "pandas", "matplotlib", "seaborn", "babel", "noto-cjk-sans-otc", "tqdm",
     "jupyterlab", "notebook", "ipykernel", "ipywidgets", "nbgrader",
-)  # fmt: skip
+)
 
 
 def requirements() -> str:

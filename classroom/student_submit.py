@@ -94,7 +94,7 @@ def student_edition(notebook: Path) -> str:
 
     Only a plain file is read: the folder may hold a pipe (which is why it is refused), and opening one blocks.
     """
-    from tfcourse.language import EDITION_VARIABLE, EDITIONS, notebook_edition  # noqa: PLC0415 (only when refusing)
+    from tfcourse.language import EDITION_VARIABLE, EDITIONS, notebook_edition  # only when refusing
 
     chosen = os.environ.get(EDITION_VARIABLE, "").strip()
     if chosen in EDITIONS:
@@ -185,7 +185,7 @@ class PrivateSubmit(HandinChecks, ExchangeSubmit):
     def patterns(self) -> Ignore:
         """What nbgrader's copy leaves out: its ignore and include patterns, files over its size limit."""
         return ignore_patterns(exclude=self.coursedir.ignore, include=self.coursedir.include,
-                               max_file_size=self.coursedir.max_file_size, log=self.log)  # fmt: skip
+                               max_file_size=self.coursedir.max_file_size, log=self.log)
 
     def do_copy(self, src: str, dest: str, log=None) -> None:
         """nbgrader's copy (its size limit, its ignore and include patterns) into a folder that may exist."""
@@ -232,7 +232,7 @@ def __getattr__(name: str) -> type:
             leaves_out = self.ignore_patterns()
             sizes = {name: os.lstat(os.path.join(folder, name)) for name in names}
             return {name for name, info in sizes.items()
-                    if stat.S_ISREG(info.st_mode) and leaves_out(folder, name, info.st_size)}  # fmt: skip
+                    if stat.S_ISREG(info.st_mode) and leaves_out(folder, name, info.st_size)}
 
     globals()[name] = CheckedNgshareSubmit
     return CheckedNgshareSubmit

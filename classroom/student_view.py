@@ -108,7 +108,7 @@ def read_view(student: str | None = None, folder: Path | None = None) -> Student
 
 def say(language: str, text: str, **fields: object) -> str:
     """``text`` (English) in ``language``, from the hub's catalogs (``classroom/locale``), its fields filled in."""
-    from tfcourse.messages import say  # noqa: PLC0415 (the hub process imports this module for its names alone)
+    from tfcourse.messages import say  # the hub process imports this module for its names alone
     return say(language, text, LOCALE, **fields)
 
 

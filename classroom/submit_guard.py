@@ -84,7 +84,7 @@ def check_late(view: StudentView, course: str, assignment: str, now: datetime) -
         language, "late", assignment=assignment, due=shown(due, language),
         now=shown(now.astimezone(zone), language), late=duration((now - due).total_seconds(), language),
         minutes=CONFIRM_MINUTES,
-    ))  # fmt: skip
+    ))
 
 
 def check_before_submit(submit) -> None:
@@ -93,10 +93,10 @@ def check_before_submit(submit) -> None:
     language = view.language if view else ENGLISH
     course, assignment = submit.coursedir.course_id, submit.coursedir.assignment_id
     ignore = ignore_patterns(exclude=submit.coursedir.ignore, include=submit.coursedir.include,
-                             max_file_size=submit.coursedir.max_file_size, log=submit.log)  # fmt: skip
+                             max_file_size=submit.coursedir.max_file_size, log=submit.log)
     try:
         check_unchanged(Path(submit.src_path), Path(submit.cache_path), submit.coursedir.student_id, assignment,
-                        ignore, language)  # fmt: skip
+                        ignore, language)
         if view is not None:
             check_late(view, course, assignment, datetime.now(UTC))
     except SubmitRefused as refused:

@@ -46,7 +46,7 @@ def ensure_user(name: str, group: str) -> bool:
     made = not exists(name)
     if made:
         subprocess.run(["useradd", "--create-home", "--user-group", "--shell", "/bin/bash", "--groups", group, name],
-                       check=True)  # fmt: skip
+                       check=True)
     elif group not in groups_of(name):
         subprocess.run(["usermod", "--append", "--groups", group, name], check=True)
     Path(pwd.getpwnam(name).pw_dir).chmod(0o700)
@@ -59,7 +59,7 @@ def ensure_service_user(name: str) -> bool:
     made = not exists(name)
     if made:
         subprocess.run(["useradd", "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
-                        "--shell", "/usr/sbin/nologin", name], check=True)  # fmt: skip
+                        "--shell", "/usr/sbin/nologin", name], check=True)
     return made
 
 

@@ -46,20 +46,20 @@ def tljh_extra_user_pip_packages() -> list[str]:
 
 @hookimpl
 def tljh_post_install() -> None:
-    from classroom.install import install  # noqa: PLC0415 (runs pip and makes groups: only when TLJH installs)
+    from classroom.install import install  # runs pip and makes groups: only when TLJH installs
 
     install(DEFAULT_PREFIX, user_env(), user_env(), [], account_name=ACCOUNT_NAME)
 
 
 @hookimpl
 def tljh_new_user_create(username: str) -> None:
-    from classroom.system_users import ensure_user  # noqa: PLC0415
+    from classroom.system_users import ensure_user
 
     ensure_user(username, INSTRUCTORS if is_instructor(username) else STUDENTS)
 
 
 @hookimpl
 def tljh_custom_jupyterhub_config(c) -> None:
-    from classroom.existing_hub import configure  # noqa: PLC0415
+    from classroom.existing_hub import configure
 
     configure(c, python=user_env() / "bin" / "python", prefix=DEFAULT_PREFIX, account_name=ACCOUNT_NAME)

@@ -57,9 +57,9 @@ def release(language: str) -> int:
 def messages(language: str, names: list[str]) -> int:
     left = 0
     interface = [(f"{locale.relative_to(REPO_ROOT)}/", locale, {name: found}) for (locale, name), found in
-                 interface_sources().items()]  # fmt: skip
+                 interface_sources().items()]
     for kind, locale, catalogs in (("", LOCALE, sources()), ("hidden tests of ", HIDDEN_LOCALE, hidden_sources()),
-                                   *interface):  # fmt: skip
+                                   *interface):
         for name, found in catalogs.items():
             if names and name not in names:
                 continue

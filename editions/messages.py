@@ -147,7 +147,7 @@ def interface_sources(root: Path = REPO_ROOT) -> dict[tuple[Path, str], dict[str
     ``autograder/pipeline/locale/<language>/feedback.po`` and ``classroom/locale/<language>/hub.po``."""
     hub, submit = root / "classroom", {"REASONS", "MESSAGE_DISK_FULL", "MESSAGE_NOT_CONFIRMED", "MESSAGE"}
     said = [*constants(hub / "student_view.py", {"MESSAGES"}), *constants(hub / "student_submit.py", submit),
-            *constants(hub / "oom_notice.py", {"NOTICE"}), *strings(handins.KINDS), handins.kind_of(0)]  # fmt: skip
+            *constants(hub / "oom_notice.py", {"NOTICE"}), *strings(handins.KINDS), handins.kind_of(0)]
     words = {(feedback_text.LOCALE, "feedback"): strings(feedback_text.ENGLISH_WORDS), (hub / "locale", "hub"): said}
     return {place: {text: [] for text in texts} for place, texts in words.items()}
 

@@ -67,7 +67,7 @@ def interface(language: str) -> dict:
 def merged(english: dict, own: dict) -> dict:
     """``english`` with each word ``own`` gives in its place, table by table."""
     return {key: merged(value, own.get(key, {})) if isinstance(value, dict) else own.get(key, value)
-            for key, value in english.items()}  # fmt: skip
+            for key, value in english.items()}
 
 
 class _BlockText(yaml.SafeDumper):

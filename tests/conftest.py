@@ -123,7 +123,7 @@ def graded(assignment: str, throwaway_course: ThrowawayCourse) -> GradedRun:
 NOTEBOOK_PARAMETER = re.compile(r"\[(\d\d_[a-z_]+)")  # the notebook a test is parametrized with
 # A notebook's reference run in-process (cached per worker) and its real nbgrader course.
 PER_NOTEBOOK = {"tests/test_variants.py", "tests/test_rules.py", "tests/test_reference_run.py",
-                "tests/test_autograde.py", "tests/grader/test_clean_rerun_rule.py"}  # fmt: skip
+                "tests/test_autograde.py", "tests/grader/test_clean_rerun_rule.py"}
 # An alternative graded through to the notebook's last test trains the notebook's model again;
 # nothing else needs the outcome, so these are a unit of their own per notebook, on another worker.
 ALTERNATIVE = re.compile(r"^tests/test_variants\.py::test_alternative_")
@@ -135,7 +135,7 @@ SHARED_BY_MODULE = {"tests/grader/test_grader_hostile.py", "tests/grader/test_ke
                     "tests/test_book.py", "tests/browser/test_classroom_hub.py",
                     "tests/test_student_kit.py", "tests/classroom/test_limits.py",
                     "tests/classroom/test_existing_hub.py",
-                    "tests/grader/test_gradescope.py"}  # fmt: skip
+                    "tests/grader/test_gradescope.py"}
 # Modules whose notebooks need only a per-worker fixture (a JupyterLab server): cut in two units, the
 # second from this notebook on, so that each half runs on a worker (and a server) of its own.
 HALVES = {"tests/browser/test_student_flow.py": "05"}

@@ -25,10 +25,10 @@ def test_basic_english_follows_torchtext():
     # The example of torchtext's get_tokenizer docstring, then each rule of its table.
     assert basic_english("You can now install TorchText using pip!") == [
         "you", "can", "now", "install", "torchtext", "using", "pip", "!",
-    ]  # fmt: skip
+    ]
     assert basic_english('China\'s "G.D.P." (up), yes; no: <br />end?') == [
         "china", "'", "s", "g", ".", "d", ".", "p", ".", "(", "up", ")", ",", "yes", "no", "end", "?",
-    ]  # fmt: skip
+    ]
     assert basic_english("  ") == []
 
 

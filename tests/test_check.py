@@ -109,7 +109,7 @@ def test_check_cell_in_a_kernel_found_by_name_english(tmp_path, kernel_environme
     notebook = answered(english_release(), half=True)
     nbformat.write(notebook, tmp_path / f"{ASSIGNMENT}.ipynb")
     table = check_cell_output(notebook, tmp_path)
-    print(table)  # noqa: T201 (the report quotes it)
+    print(table)  # the report quotes it
     found = rows(table)
     assert found["scaled_dot_product_attention"] == "10  passed", table
     assert found["causal_mask"].startswith("3  failed: "), table
@@ -128,7 +128,7 @@ def test_check_cell_in_a_kernel_found_by_session_path_chinese(tmp_path, kernel_e
     kernel_environment.setenv("JPY_SESSION_NAME", str(saved))
     (tmp_path / "elsewhere").mkdir()  # the kernel's folder holds no notebook: only the session path finds it
     table = check_cell_output(notebook, tmp_path / "elsewhere")
-    print(table)  # noqa: T201 (the report quotes it)
+    print(table)  # the report quotes it
     found = rows(table)
     assert found["scaled_dot_product_attention"] == "10  通过", table
     assert found["causal_mask"] == "3  通过", table

@@ -25,7 +25,7 @@ GIT_BLOB = hashlib.sha1(b"blob %d\0" % len(CONTENT) + CONTENT).hexdigest()
 class Handler(BaseHTTPRequestHandler):
     server: "Server"
 
-    def do_GET(self):  # noqa: N802 (http.server's name)
+    def do_GET(self):  # http.server's name
         self.server.requests.append((self.path, self.headers.get("Range")))
         body = self.server.files.get(self.path)
         if body is None:

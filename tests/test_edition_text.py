@@ -114,7 +114,7 @@ def test_the_glossary_check_catches_a_missing_term_and_a_wrong_variant(tmp_path)
     _, problems = check_cell("x", english, "每个令牌的层规范化，以及注意力热力图。", terms)
     assert {(p.term.english, p.wrong) for p in problems} == {
         ("token", None), ("token", "令牌"), ("layer normalisation", None), ("layer normalisation", "层规范化")
-    }  # fmt: skip
+    }
     # A variant wrong in one sense only (标记 for a token, right for a marker) is not flagged.
     assert check_cell("x", "Each token.", "每个词元的标记。", terms) == (1, [])
     # Full and short forms of a glossed term; paired entries; a term skipped in a cell.

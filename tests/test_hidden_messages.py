@@ -47,7 +47,7 @@ def test_each_hidden_catalog_is_current_and_complete(name: str) -> None:
 @pytest.mark.parametrize("name", assignment_ids())
 def test_a_translation_keeps_every_field_as_written(name: str) -> None:
     wrong = [(m.id, m.string) for m in catalog(name)
-             if m.id and m.string and Counter(FIELD.findall(m.id)) != Counter(FIELD.findall(m.string))]  # fmt: skip
+             if m.id and m.string and Counter(FIELD.findall(m.id)) != Counter(FIELD.findall(m.string))]
     assert not wrong, f"{name}: fields differ from the English: {wrong[:3]}"
 
 
@@ -94,7 +94,7 @@ def test_every_hidden_assert_says_what_failed(name: str) -> None:
     """A hidden assert with no message fails as a bare AssertionError: the student's feedback says nothing."""
     bare = [f"{grade_id(cell)}: {ast.get_source_segment(block, node)}"
             for cell in nbformat.read(source_notebook(name), 4).cells for block in HIDDEN_TESTS.findall(cell.source)
-            for node in ast.walk(ast.parse(block)) if isinstance(node, ast.Assert) and node.msg is None]  # fmt: skip
+            for node in ast.walk(ast.parse(block)) if isinstance(node, ast.Assert) and node.msg is None]
     assert not bare, f"{name}: {len(bare)} hidden assert(s) without a message, e.g. {bare[:3]}"
 
 
@@ -110,9 +110,9 @@ def test_the_message_literals_are_those_a_student_reads() -> None:
     )
     found = [literal.text for literal in message_literals(code)]
     assert found == ["hidden output {tuple(x.shape)}", "too big", "too small: {v:.2f}",
-                     "D = {d} should raise ValueError", "last axis strided", "x"], found  # fmt: skip
+                     "D = {d} should raise ValueError", "last axis strided", "x"], found
     translated = translate_code(code, {"hidden output {tuple(x.shape)}": "隐藏输出 {tuple(x.shape)}",
-                                       "too small: {v:.2f}": "太小：{v:.2f}"})  # fmt: skip
+                                       "too small: {v:.2f}": "太小：{v:.2f}"})
     assert 'check_close(f"隐藏输出 {tuple(x.shape)}", a, b, hint="look " "twice")' in translated
     assert "else f'太小：{v:.2f}')" in translated and "x = '数'" in translated
     assert translate_code("check_close(", {"x": "y"}) == "check_close(", "code that does not parse is left alone"
@@ -133,7 +133,7 @@ def test_the_feedback_scrubber_knows_the_translated_hidden_lines() -> None:
     secret = notebook_lines([path], hidden_only=True)
     translated = {normalise(line) for c in nbformat.read(path, 4).cells
                   for block in HIDDEN_TESTS.findall(translate_hidden_tests(c.source, LANGUAGE))
-                  for line in block.splitlines() if CHINESE.search(line)}  # fmt: skip
+                  for line in block.splitlines() if CHINESE.search(line)}
     assert translated and translated <= secret
 
 
@@ -143,7 +143,7 @@ def test_no_file_students_get_holds_a_hidden_message_translation() -> None:
     hidden = messages.catalog(LANGUAGE, hidden_messages.LOCALE).values()
     translations = {t for t in hidden if CHINESE.search(t) and len(t) >= 8}
     shipped = [path for folder in ("tfcourse", "notebooks", "notebooks_zh") for path in (REPO_ROOT / folder).rglob("*")
-               if path.is_file() and path.suffix in {".py", ".po", ".ipynb"}]  # fmt: skip
+               if path.is_file() and path.suffix in {".py", ".po", ".ipynb"}]
     text = "\n".join(path.read_text(encoding="utf-8") for path in shipped)
     found = sorted(t for t in translations if t in text or t.replace('"', '\\"') in text)
     assert translations and not found, f"hidden-test messages in student files: {found[:3]}"

@@ -31,7 +31,7 @@ KAGGLE = re.compile(rf"^https://kaggle\.com/kernels/welcome\?src=https://github\
 LINK = re.compile(r"\]\((https://[^)\s]+)\)")
 FOLDERS = (settings.SOURCE_DIRECTORY, settings.RELEASE_DIRECTORY, registry.editions()["zh"].release)
 NOTEBOOKS = [settings.REPO_ROOT / folder / name / f"{name}.ipynb"
-             for folder in FOLDERS for name in settings.assignment_ids()]  # fmt: skip
+             for folder in FOLDERS for name in settings.assignment_ids()]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 KERNEL_SECONDS = 120
 

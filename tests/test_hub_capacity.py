@@ -37,7 +37,7 @@ def small_ramp(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path, fl
     started = time.monotonic()
     main(["--students", str(STUDENTS), "--notebooks", ASSIGNMENT, "--cells", str(CELLS), "--think", "0.2",
           "--stagger", "0.2", "--prefix", str(TEST_PREFIX), "--stem", STEM, "--out", str(out), "--max-minutes", "5",
-          "--cull-idle", "0", "--kernel-cull-idle", "0"])  # fmt: skip
+          "--cull-idle", "0", "--kernel-cull-idle", "0"])
     seconds = time.monotonic() - started
     print(f"the 2-student capacity level ran in {seconds:.1f} s")
     return json.loads((out / "hub_capacity.json").read_text()), out, seconds
@@ -51,7 +51,7 @@ def test_every_cell_replied_after_a_real_wait(small_ramp: tuple[dict, Path, floa
     assert not failures, f"the simulated students met failures (the hub's log is beside the report): {failures}"
     assert len(cells) == STUDENTS * CELLS == level["cells_replied"], (
         f"expected {STUDENTS} students x {CELLS} cells, each with its execute_reply; the driver recorded {cells}"
-    )  # fmt: skip
+    )
     not_ok = [cell for cell in cells if cell["status"] != "ok"]
     assert not not_ok, f"every cell of the reference answers should reply ok; these did not: {not_ok}"
     # 01's first code cell imports torch and the course's helpers: a kernel takes a good part of a second for it.
@@ -59,7 +59,7 @@ def test_every_cell_replied_after_a_real_wait(small_ramp: tuple[dict, Path, floa
     assert min(cell["seconds"] for cell in cells) > 0 and min(first_cells) > 0.05, (
         f"latencies should be real waits (the first cell imports torch, over 0.05 s); the driver recorded "
         f"{[cell['seconds'] for cell in cells]}: is it timing the execute_request's sending, not its reply?"
-    )  # fmt: skip
+    )
 
 
 def test_the_percentiles_are_those_of_the_recorded_latencies(small_ramp: tuple[dict, Path, float]) -> None:
@@ -71,22 +71,22 @@ def test_the_percentiles_are_those_of_the_recorded_latencies(small_ramp: tuple[d
     assert level["p95_cell_s"] == nearest_rank, (
         f"p95 should be the nearest-rank 95th percentile of {latencies}, {nearest_rank}; the report says "
         f"{level['p95_cell_s']}"
-    )  # fmt: skip
+    )
     # The watched figure leaves each kernel's first cell out (it imports torch), which is reported on its own.
     warm = sorted(cell["seconds"] for cell in cells if cell["cell"] > 0)
     first = max(cell["seconds"] for cell in cells if cell["cell"] == 0)
     assert level["p95_by_notebook"] == {ASSIGNMENT: warm[math.ceil(0.95 * len(warm)) - 1]}, (
         f"after the first cell, the p95 of {warm} is {warm[math.ceil(0.95 * len(warm)) - 1]}; the report says "
         f"{level['p95_by_notebook']}"
-    )  # fmt: skip
+    )
     assert level["first_cell_by_notebook"] == {ASSIGNMENT: first}, level["first_cell_by_notebook"]
     assert level["p50_cell_s"] == latencies[math.ceil(0.5 * len(latencies)) - 1] <= level["p95_cell_s"]
     table = (out / "hub_capacity.md").read_text()
     row = (f"| {STUDENTS} | {level['p50_cell_s']:.2f} | {level['p95_cell_s']:.2f} | "
-           f"{level['p95_by_notebook'][ASSIGNMENT]:.2f} | {first:.2f} |")  # fmt: skip
+           f"{level['p95_by_notebook'][ASSIGNMENT]:.2f} | {first:.2f} |")
     assert row in table, (
         f"the markdown table should carry the level's figures; it reads:\n{table}"
-    )  # fmt: skip
+    )
 
 
 def test_the_students_processes_were_measured(small_ramp: tuple[dict, Path, float]) -> None:
@@ -96,7 +96,7 @@ def test_the_students_processes_were_measured(small_ramp: tuple[dict, Path, floa
     assert level["students_peak_rss_gib"] * 1024 > 200, (
         f"the students' servers and kernels should have been sampled (over 200 MiB); the report says "
         f"{level['students_peak_rss_gib']} GiB: are their processes found by their accounts' uids?"
-    )  # fmt: skip
+    )
     assert level["students_cpu_s"] > 1, f"the students' processes used CPU; the report says {level['students_cpu_s']}"
 
 
@@ -109,12 +109,12 @@ def test_every_submission_arrives_in_the_inbound(small_ramp: tuple[dict, Path, f
         assert len(handins) == 1, (
             f"{record['name']} submitted {record['submitted']} (steps {record['steps']}); the inbound should hold "
             f"one hand-in of {ASSIGNMENT} by them and holds {[path.name for path in handins]}"
-        )  # fmt: skip
+        )
         notebooks = list(handins[0].glob("*.ipynb"))
         assert notebooks, f"{record['name']}'s hand-in {handins[0].name} holds no notebook"
         answered = nbformat.read(notebooks[0], as_version=4)
         assert "raise NotImplementedError" not in "".join(cell.source for cell in answered.cells), (
             "the hand-in should be the notebook the student answered (saved through the contents API) "
             "before submitting; it still holds the release's unanswered cells"
-        )  # fmt: skip
+        )
     assert level["in_inbound"] == level["submitted"] == STUDENTS

@@ -142,7 +142,7 @@ def test_nbgrader_s_notice_ships_with_the_template_adapted_from_it(tmp_path):
         else:
             shutil.copy(REPO_ROOT / name, source / name)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--wheel-dir", str(tmp_path), str(source)], check=True, timeout=300)  # fmt: skip
+                    "--wheel-dir", str(tmp_path), str(source)], check=True, timeout=300)
     (wheel,) = tmp_path.glob("tfcourse-*.whl")
     shipped = set(zipfile.ZipFile(wheel).namelist())
     for name in ("index.html.j2", "LICENSE-nbgrader.txt"):
@@ -156,12 +156,12 @@ def test_every_page_names_the_measuring_machine_as_the_measurements_page_does():
     """One 2-core machine; a CPU model appears only where the measurements page says that model was read."""
     models = re.compile(r"Xeon|EPYC|Ryzen|Opteron|Core i\d|Graviton|Neoverse")
     machine = next(line for line in (REPO_ROOT / "docs/measurements.md").read_text().splitlines()
-                   if line.startswith("| 2-core CPU |"))  # fmt: skip
+                   if line.startswith("| 2-core CPU |"))
     read = set(models.findall(machine))
     measured = json.loads((REPO_ROOT / "classroom/k8s/peak_memory.json").read_text())["machine"]["cpu_model"]
     assert set(models.findall(measured)) <= read, f"peak_memory.json's {measured} is not on the measurements page"
     pages = [REPO_ROOT / "README.md", REPO_ROOT / "CHANGELOG.md", REPO_ROOT / "classroom/k8s/README.md",
-             *(REPO_ROOT / "docs").glob("*.md"), *(REPO_ROOT / "book").rglob("*.md")]  # fmt: skip
+             *(REPO_ROOT / "docs").glob("*.md"), *(REPO_ROOT / "book").rglob("*.md")]
     for page in pages:
         named = set(models.findall(page.read_text(encoding="utf-8"))) - read
         assert not named, f"{page.relative_to(REPO_ROOT)} names the machine {named}: docs/measurements.md says {read}"

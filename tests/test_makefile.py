@@ -49,5 +49,5 @@ def test_make_help_lists_every_documented_target_with_its_comment():
     assert lines == expected
     # `make` alone is `make help`: compared as dry runs, so that a wrong default goal installs nothing
     dry = [subprocess.run(["make", "-n", "--no-print-directory", *goal], cwd=REPO_ROOT, capture_output=True,
-                          text=True).stdout for goal in ([], ["help"])]  # fmt: skip
+                          text=True).stdout for goal in ([], ["help"])]
     assert dry[0] == dry[1], f"`make` alone should list the targets, not run {dry[0]}"

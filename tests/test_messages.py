@@ -160,7 +160,7 @@ def test_chinese_figures_have_every_glyph(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_the_figure_check_of_the_chinese_runs_sees_chinese_inside_a_formula_label(monkeypatch) -> None:
     """tests/test_chinese_words.py draws each figure with this check: a box for a Chinese character is caught."""
-    from tests.support.inprocess import glyphs_missing_when_drawn  # noqa: PLC0415
+    from tests.support.inprocess import glyphs_missing_when_drawn
 
     monkeypatch.setenv(language.EDITION_VARIABLE, "zh")
     with mpl.rc_context():
@@ -190,9 +190,9 @@ STUB = "raise NotImplementedError(tfcourse.todo_left())"
 @pytest.mark.parametrize("edition_folder", ["notebooks", "notebooks_zh"])
 def test_every_stub_of_the_release_names_its_todo(edition_folder: str) -> None:
     """An untouched answer raises an error that says which TODO is open, not a bare NotImplementedError."""
-    from autograder.course.notebooks import is_answer_cell  # noqa: PLC0415
-    from autograder.course.settings import REPO_ROOT, assignment_ids  # noqa: PLC0415
-    from tests.support.notebooks import read  # noqa: PLC0415
+    from autograder.course.notebooks import is_answer_cell
+    from autograder.course.settings import REPO_ROOT, assignment_ids
+    from tests.support.notebooks import read
 
     for assignment in assignment_ids():
         answers = [c.source for c in read(REPO_ROOT / edition_folder / assignment / f"{assignment}.ipynb").cells

@@ -37,7 +37,7 @@ def test_requirements_agree_with_the_lock():
 
 def test_what_the_install_removes_is_absent_and_nbformat_starts_quickly():
     removed = [line.strip() for line in (REPO_ROOT / "requirements-removed.txt").read_text().splitlines()
-               if line.strip() and not line.startswith("#")]  # fmt: skip
+               if line.strip() and not line.startswith("#")]
     for name in removed:
         with pytest.raises(importlib.metadata.PackageNotFoundError):
             importlib.metadata.distribution(name)
@@ -61,7 +61,7 @@ def test_ci_has_the_grading_sandbox():
 
 
 def test_tests_sharing_a_costly_fixture_run_as_one_unit_of_work():
-    from tests.conftest import work_unit  # noqa: PLC0415 (the suite's own scheduling)
+    from tests.conftest import work_unit  # the suite's own scheduling
 
     variant = "tests/test_variants.py::test_variant[05_encoder_decoder:greedy-mutant-no_eos]"
     graded = "tests/test_autograde.py::test_untouched_release_scores_zero[05_encoder_decoder]"
@@ -88,9 +88,9 @@ class StandInWorker:
 
 
 def test_at_most_two_workers_take_the_waiting_units_while_other_work_remains(pytestconfig, monkeypatch):
-    import xdist.scheduler.loadscope  # noqa: PLC0415
+    import xdist.scheduler.loadscope
 
-    from tests.conftest import SLEEPER_LANES, GroupScheduling, is_sleeper  # noqa: PLC0415
+    from tests.conftest import SLEEPER_LANES, GroupScheduling, is_sleeper
 
     monkeypatch.setattr(xdist.scheduler.loadscope, "parse_tx_spec_config", lambda config: ["popen"] * 4)
 
@@ -113,7 +113,7 @@ def test_at_most_two_workers_take_the_waiting_units_while_other_work_remains(pyt
 
 
 def test_a_worker_keeps_one_grading_pool_per_job_count_until_other_notebooks_are_graded():
-    from tests.support import grading_pool  # noqa: PLC0415
+    from tests.support import grading_pool
 
     try:
         first = grading_pool.pool_for(1, ("01_attention",))
@@ -129,7 +129,7 @@ def test_a_worker_keeps_one_grading_pool_per_job_count_until_other_notebooks_are
 
 @pytest.mark.slow  # starts the fork server (its Python imports the grader): seconds
 def test_a_kept_grading_pool_holds_no_copy_of_the_test_worker_s_pipes():
-    from tests.support import grading_pool  # noqa: PLC0415
+    from tests.support import grading_pool
 
     read, write = os.pipe()  # as Playwright's pipe to its driver: the driver must see it close
     try:

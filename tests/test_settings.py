@@ -98,7 +98,7 @@ def test_the_make_hub_variables_table_and_help_say_the_declared_defaults() -> No
 )
 def test_a_value_written_out_in_a_document_is_the_declared_default(document: str, sentence: str) -> None:
     defaults = {name: trait.default_value for name, trait in {**CourseSettings.class_traits(),
-                                                               **GradeSettings.class_traits()}.items()}  # fmt: skip
+                                                               **GradeSettings.class_traits()}.items()}
     text = " ".join((REPO_ROOT / document).read_text().split())
     assert sentence.format(**defaults) in text, f"{document} should say: {sentence.format(**defaults)}"
 

@@ -51,7 +51,7 @@ ROOT = settings.REPO_ROOT
 ASSIGNMENTS = settings.assignment_ids()
 KEPT_FROM_STUDENTS = ("solutions/", "autograder/", "editions/", "tests/")
 COPIED = ("notebooks/", "notebooks_zh/", "tfcourse/", "data/ag_news_sample/", "data/README.md", "LICENSE",
-          "LICENSE-CONTENT", "requirements-removed.txt")  # fmt: skip
+          "LICENSE-CONTENT", "requirements-removed.txt")
 WRITTEN = {"README.md", "start.py", "requirements.txt", "constraints.txt", "pyproject.toml"}
 NOTEBOOK = "01_attention"
 
@@ -132,7 +132,7 @@ def test_the_kit_pins_the_repository_s_versions_and_packages_tfcourse_alone(entr
     assert len(kit_pins) == len(student_kit.STUDENT_PACKAGES) and set(kit_pins) <= repository_pins
     assert entries["constraints.txt"] == (ROOT / "requirements-lock.txt").read_bytes()
     kit_project, project = (tomllib.loads(text) for text in (entries["pyproject.toml"].decode(),
-                                                             (ROOT / "pyproject.toml").read_text()))  # fmt: skip
+                                                             (ROOT / "pyproject.toml").read_text()))
     del project["project"]["entry-points"]  # the TLJH plugin's: its module is not in the kit
     assert kit_project["project"] == project["project"] and kit_project["build-system"] == project["build-system"]
     assert kit_project["tool"]["setuptools"]["packages"]["find"]["include"] == ["tfcourse*"]
@@ -144,7 +144,7 @@ def test_the_kit_holds_no_solution_no_hidden_test_and_no_reference_answer(entrie
 
 def test_the_scan_finds_what_a_kit_with_the_instructors_files_would_hand_out(entries):
     careless = {name: (ROOT / name).read_bytes() for name in (f"solutions/{NOTEBOOK}/{NOTEBOOK}.ipynb",
-                                                              f"editions/zh/{NOTEBOOK}.yaml")}  # fmt: skip
+                                                              f"editions/zh/{NOTEBOOK}.yaml")}
     found = what_students_must_not_get({**entries, **careless})
     for name in careless:
         assert f"{name} comes from {name.split('/')[0]}/" in found
@@ -181,7 +181,7 @@ def planted_one_line_answer() -> tuple[str, bytes]:
     [(planted_solution, ": "), (planted_hidden_test, ": "),
      (planted_one_line_answer, f" holds the solution of {NOTEBOOK}/causal_mask$")],
     ids=["solution", "hidden-test", "one-line-answer"],
-)  # fmt: skip
+)
 def test_the_builder_refuses_a_kit_holding_a_planted_secret(planted, says, tmp_path, monkeypatch):
     """The builder, given the kit's files and one planted file, stops with a message naming the file and writes
     nothing."""
@@ -210,7 +210,7 @@ def execute_in_kit(kit: Path, notebooks: dict[str, nbformat.NotebookNode], outpu
     for name, notebook in notebooks.items():
         nbformat.write(notebook, folder / f"{name}.ipynb")
     command = [str(kit / ".venv" / "bin" / "jupyter"), "nbconvert", "--to", "notebook", "--execute", "--allow-errors",
-               "--output-dir", str(output), *(f"{name}.ipynb" for name in notebooks)]  # fmt: skip
+               "--output-dir", str(output), *(f"{name}.ipynb" for name in notebooks)]
     run = subprocess.run(command, cwd=folder, env=kit_environment(), capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     return {name: read(output / f"{name}.ipynb").cells for name in notebooks}
@@ -236,11 +236,11 @@ def test_the_kit_sets_itself_up_with_its_own_command_and_passes_notebook_01_s_vi
     request.addfinalizer(lambda: shutil.rmtree(kit / ".venv", ignore_errors=True))
     start = time.perf_counter()
     setup = subprocess.run([sys.executable, "start.py", "--setup-only"], cwd=kit, env=kit_environment(),
-                           capture_output=True, text=True, timeout=1200)  # fmt: skip
+                           capture_output=True, text=True, timeout=1200)
     TIMINGS["student kit: start.py --setup-only (pip install into its .venv)"] = time.perf_counter() - start
     assert setup.returncode == 0, setup.stdout[-2000:] + setup.stderr[-3000:]
     again = subprocess.run([sys.executable, "start.py", "--setup-only"], cwd=kit, env=kit_environment(),
-                           capture_output=True, text=True, timeout=60)  # fmt: skip
+                           capture_output=True, text=True, timeout=60)
     assert again.returncode == 0 and not again.stdout, f"set up again with nothing changed: {again.stdout[-500:]}"
 
     release = read(kit / "notebooks" / NOTEBOOK / f"{NOTEBOOK}.ipynb")
@@ -318,7 +318,7 @@ def test_start_py_decides_per_platform_from_the_machine_s_facts():
     ({"LANG": "en_GB.UTF-8"}, "zh_CN", False),
     ({}, "Chinese (Simplified)_China", True),  # what locale.getlocale() says on a Chinese Windows
     ({}, "en_US", False),
-])  # fmt: skip
+])
 def test_start_py_speaks_the_student_s_language(environment, system, chinese, monkeypatch):
     start = kit_start()
     assert start.chinese(environment, system) is chinese

@@ -41,7 +41,7 @@ def test_variant(inprocess, assignment, variant):
     if variant.kind == "mutant":
         assert own_failed, f"mutant {variant.id} passes every test of {variant.cell}: add a test that catches it"
         spared_but_failed = {name: outcomes[name].error or outcomes[name].stderr for name in variant.spares
-                             if name in failed}  # fmt: skip
+                             if name in failed}
         assert not spared_but_failed, (
             f"mutant {variant.id} breaks none of these cells' properties, yet loses their points "
             f"(a test that leans on another property or on another test cell's names): {spared_but_failed}"

@@ -20,7 +20,7 @@ def _watch_cells() -> None:
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
     if shell is not None and hasattr(shell, "events"):
-        from tfcourse.check import watch  # noqa: PLC0415 (only in a kernel)
+        from tfcourse.check import watch  # only in a kernel
 
         watch(shell)
 
@@ -39,7 +39,7 @@ def todo_left() -> str:
     The release puts that line where each answer goes, so the error a test cell shows names the function (or
     method) the student has yet to write, in the reader's language.
     """
-    from tfcourse.messages import tr  # noqa: PLC0415 (Babel is not needed before a message is)
+    from tfcourse.messages import tr  # Babel is not needed before a message is
 
     code = sys._getframe(1).f_code
     if code.co_name == "<module>":
@@ -56,11 +56,11 @@ def __getattr__(name: str):
     slowed every grader command's start (docs/measurements.md, test suite).
     """
     if name in ("get_device", "seed_everything"):
-        from tfcourse import device  # noqa: PLC0415
+        from tfcourse import device
 
         return getattr(device, name)
     if name == "check_notebook":  # the last cell of every notebook (tfcourse.check)
-        from tfcourse.check import check_notebook  # noqa: PLC0415
+        from tfcourse.check import check_notebook
 
         return check_notebook
     raise AttributeError(f"module 'tfcourse' has no attribute {name!r}")

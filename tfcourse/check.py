@@ -213,8 +213,8 @@ def run_tests(exercise: Exercise, namespace: dict, transform: Callable[[str], st
         held = io.StringIO()
         try:
             with contextlib.redirect_stdout(held), contextlib.redirect_stderr(held):
-                exec(compile(transform(test.source), f"<test {test.grade_id}>", "exec"), namespace)  # noqa: S102
-        except Exception as error:  # noqa: BLE001 (a test may raise anything; each is reported, none stops the check)
+                exec(compile(transform(test.source), f"<test {test.grade_id}>", "exec"), namespace)
+        except Exception as error:  # a test may raise anything; each is reported, none stops the check
             failures.append(Failure(type(error).__name__, str(error)))
     return failures
 
@@ -222,7 +222,7 @@ def run_tests(exercise: Exercise, namespace: dict, transform: Callable[[str], st
 def _colab_notebook() -> dict | None:
     """The open notebook as Colab's frontend holds it (Colab keeps no file of it beside the kernel)."""
     try:
-        from google.colab import _message  # type: ignore[import-not-found]  # noqa: PLC0415
+        from google.colab import _message  # type: ignore[import-not-found]
     except ImportError:
         return None
     reply = _message.blocking_request("get_ipynb", request="", timeout_sec=30)
@@ -253,7 +253,7 @@ def check_notebook(name: str | None = None) -> bool:
     if under_grader():
         return True
     try:
-        from IPython import get_ipython  # noqa: PLC0415
+        from IPython import get_ipython
 
         shell = get_ipython()
     except ImportError:
@@ -263,12 +263,12 @@ def check_notebook(name: str | None = None) -> bool:
     try:
         notebook = find_notebook(name, namespace)
     except FileNotFoundError as error:  # said, not raised: a run of the notebook never ends on its last cell's error
-        print(error)  # noqa: T201
+        print(error)
         return False
     with speaking(notebook_language(notebook)):
         results = [(exercise, run_tests(exercise, namespace, transform))
                    for exercise in exercises(notebook.get("cells", []))]
-        print(table(results))  # noqa: T201 (the check cell's output is this table)
+        print(table(results))  # the check cell's output is this table
     return passed_all(results)
 
 
@@ -291,8 +291,8 @@ def executed_failures(cells: Iterable[Mapping]) -> dict[str, list[Failure]]:
 
 def check_file(path: Path) -> list[tuple[Exercise, list[Failure]]]:
     """Run the notebook at ``path`` in fast mode (all cells but the check cell) and read its tests' outcomes."""
-    import nbformat  # noqa: PLC0415 (the notebook tools load only for the command)
-    from nbclient import NotebookClient  # noqa: PLC0415
+    import nbformat  # the notebook tools load only for the command
+    from nbclient import NotebookClient
 
     notebook = nbformat.read(path, as_version=4)
     notebook.cells = [cell for cell in notebook.cells if CHECK_CALL not in cell.source]
@@ -312,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     language = notebook_language(json.loads(path.read_text(encoding="utf-8")))
     with speaking(language):
         results = check_file(path)
-        print(table(results))  # noqa: T201 (the command's report)
+        print(table(results))  # the command's report
     return 0 if passed_all(results) else 1
 
 

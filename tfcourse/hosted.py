@@ -142,7 +142,7 @@ def service() -> str | None:
 
 def gpu_report(name: str, wants_gpu: bool) -> str:
     """Which GPU this kernel sees; for a notebook meant for one, how to get one on ``name`` when there is none."""
-    import torch  # noqa: PLC0415 (the setup cell may run before torch is needed)
+    import torch  # the setup cell may run before torch is needed
 
     if torch.cuda.is_available():
         properties = torch.cuda.get_device_properties(0)
@@ -164,7 +164,7 @@ def setup(edition: str, *, version: str, gpu: bool = False, ag_news: bool = Fals
     name = service()
     if name is None:
         return
-    from tfcourse import __version__  # noqa: PLC0415
+    from tfcourse import __version__
 
     print(tr("{service}: course helpers {installed} (this notebook is version {version})",
              service=name, installed=__version__, version=version))
@@ -172,7 +172,7 @@ def setup(edition: str, *, version: str, gpu: bool = False, ag_news: bool = Fals
         print(tr("the installed helpers are another version: run `pip install --force-reinstall {url}`, then restart "
                  "the kernel.", url=install_url(version)))
     if ag_news:
-        from tfcourse import agnews  # noqa: PLC0415
+        from tfcourse import agnews
 
         print(tr("data:"), agnews.sample_files().source)
     print(gpu_report(name, gpu))
@@ -180,7 +180,7 @@ def setup(edition: str, *, version: str, gpu: bool = False, ag_news: bool = Fals
 
 def release_version() -> str:
     """The version ``pyproject.toml`` states (release time: the repository is at hand)."""
-    import tomllib  # noqa: PLC0415
+    import tomllib
 
     pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
     return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
@@ -191,7 +191,7 @@ def stamp(notebook, release_path: str, version: str, needs: dict[str, bool] | No
     """Write the links cell (first) and the setup cell (before the first code cell) into ``notebook``, in
     ``edition`` (by default the one its metadata names); ``release_path`` is where the student release of this
     edition lies in the repository. ``needs`` (:data:`NEEDS`): None keeps the options of the setup cell there."""
-    from nbformat.v4 import new_code_cell, new_markdown_cell  # noqa: PLC0415 (release time only)
+    from nbformat.v4 import new_code_cell, new_markdown_cell  # release time only
 
     edition = edition or notebook.metadata.get("tfcourse", {}).get("edition", ENGLISH)
     cells = {cell.get("id"): cell for cell in notebook.cells}

@@ -51,7 +51,7 @@ def leaks(files: Iterable[tuple[str, str]], solutions: dict[str, str]) -> list[s
     for name, text in files:
         lines = normalized_lines(text)
         windows = {size: {tuple(lines[i : i + size]) for i in range(len(lines) - size + 1)}
-                   for size in range(1, WINDOW + 1)}  # fmt: skip
+                   for size in range(1, WINDOW + 1)}
         found += [f"{name} holds the solution of {answer}" for answer, runs in prints.items()
-                  if runs and runs & windows[len(next(iter(runs)))]]  # fmt: skip
+                  if runs and runs & windows[len(next(iter(runs)))]]
     return found

@@ -100,12 +100,12 @@ def record(version: str, value: str, released: bool, path: Path = RECORD) -> boo
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m autograder.course.graded_versions",
-                                     description=__doc__.splitlines()[0])  # fmt: skip
+                                     description=__doc__.splitlines()[0])
     parser.parse_args()
     version = project_version()
     if not record(version, fingerprint(notebooks_on_disk()), released=version in version_tags()):
         raise SystemExit(f"version {version} is released (tag v{version}) and what is graded has changed since: write "
-                         "a new version (docs/maintainers.md, Releasing a version), then run this again")  # fmt: skip
+                         "a new version (docs/maintainers.md, Releasing a version), then run this again")
     print(f"recorded what {SOURCE_DIRECTORY}/ grades as version {version} in {RECORD.relative_to(REPO_ROOT)}")
 
 

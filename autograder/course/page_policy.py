@@ -38,7 +38,7 @@ STATIC = Path(__file__).resolve().parent / "static"
 POLICY = "Content-Security-Policy"
 # What every policy here adds to Jupyter's own (which names frame-ancestors and report-uri).
 COMMON = ("default-src 'none'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:",
-          "font-src 'self' data:", "base-uri 'none'", "object-src 'none'")  # fmt: skip
+          "font-src 'self' data:", "base-uri 'none'", "object-src 'none'")
 SCRIPTED = (*COMMON, "connect-src 'self'", "form-action 'self'", "frame-src 'none'", "worker-src 'none'")
 SANDBOXED = ("sandbox", *COMMON, "media-src 'self' data:", "form-action 'none'")
 MARKUP = ("text/html", "image/svg+xml", "application/xhtml+xml", "text/xml", "application/xml")

@@ -17,7 +17,7 @@ TAGS = frozenset({
     "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "ol", "p", "pre", "s", "samp",
     "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr",
     "u", "ul",
-})  # fmt: skip
+})
 ATTRIBUTES = {
     "*": ["class", "id", "title", "align"],
     "a": ["href", "name"],

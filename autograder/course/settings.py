@@ -59,7 +59,7 @@ class CourseSettings(Settings):
     cell_timeout = Int(120, help="Most seconds a cell may run, in Validate and grading (Execute.timeout)").tag(
         config=True)
     ngshare_url = Unicode("", help="The ngshare exchange's address (empty: nbgrader's folder exchange); the hub gives "
-                          "it to every server").tag(config=True, env="TFCOURSE_NGSHARE_URL")  # fmt: skip
+                          "it to every server").tag(config=True, env="TFCOURSE_NGSHARE_URL")
 
 
 class GradeSettings(Settings):
@@ -69,7 +69,7 @@ class GradeSettings(Settings):
     wall_seconds = Float(900.0, help="Wall-clock seconds per submission").tag(config=True)
     memory_gib = Float(4.0, help="GiB of address space per process of a submission").tag(config=True)
     reference_factor = Float(10.0, help="A cell's limit: this times the reference answers' time for it, plus "
-                             "reference_margin, at most CourseSettings.cell_timeout").tag(config=True)  # fmt: skip
+                             "reference_margin, at most CourseSettings.cell_timeout").tag(config=True)
     reference_margin = Float(5.0, help="Seconds for jitter and a one-off cost (a first import)").tag(config=True)
 
 
@@ -214,4 +214,4 @@ def course_config(root: Path, grading_directory: str = GRADING_DIRECTORY) -> Con
 GRADESCOPE_REQUIREMENTS = (
     "torch", "numpy", "pandas", "matplotlib", "seaborn", "babel", "noto-cjk-sans-otc", "tqdm", "psutil",
     "ipykernel", "nbgrader", "alembic", "nbclient", "nbconvert", "nbformat",
-)  # fmt: skip
+)

@@ -21,7 +21,7 @@ def table() -> str:
         for name, trait in sorted(group.class_traits(config=True).items()):
             variable = f"`{group.variable(name)}`" if group.variable(name) else ""
             rows.append(f"| `{group.__name__}.{name}` | {KINDS[type(trait).__name__]} | `{trait.default_value!r}` "
-                        f"| {variable} | {trait.help} |")  # fmt: skip
+                        f"| {variable} | {trait.help} |")
     return "\n".join(rows) + "\n"
 
 

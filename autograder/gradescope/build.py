@@ -59,7 +59,7 @@ def script(name: str) -> str:
     text = (HERE / name).read_text()
     names = {"TORCH_INDEX_VARIABLE": TORCH_INDEX_VARIABLE, "TORCH_INDEX_DEFAULT": TORCH_INDEX,
              "REQUIREMENTS_FILE": REQUIREMENTS_FILE, "LOCK_FILE": LOCK_FILE,
-             "ROOT_VARIABLE": ROOT_VARIABLE, "ROOT_DEFAULT": ROOT}  # fmt: skip
+             "ROOT_VARIABLE": ROOT_VARIABLE, "ROOT_DEFAULT": ROOT}
     for placeholder, value in names.items():
         text = text.replace(placeholder, value)
     return text
@@ -94,7 +94,7 @@ def build(course: Course, assignment: str, output: Path, limits: Limits) -> Path
         if not (course.root / part / assignment).is_dir():
             raise ValueError(f"{course.root / part / assignment} is missing")
     plan = {"assignment": assignment, "wall_seconds": limits.wall_seconds, "memory_bytes": limits.memory_bytes,
-            "cell_timeout": limits.cell_timeout, "points": autograded_points(course, assignment)}  # fmt: skip
+            "cell_timeout": limits.cell_timeout, "points": autograded_points(course, assignment)}
     output.mkdir(parents=True, exist_ok=True)
     path = output / zip_name(assignment)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:

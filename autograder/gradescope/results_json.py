@@ -67,6 +67,6 @@ def results_json(result: SubmissionResult, cells: list[GradeCellInfo], secrets: 
             "flags": [secrets.scrub(flag) for flag in result.flags],
             "repairs": result.repairs,
             "phases": result.phases,
-        },  # fmt: skip
+        },
         "tests": tests,
     }

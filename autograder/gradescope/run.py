@@ -81,10 +81,10 @@ def grade_one(course: Course, assignment: str, student: str, limits: Limits) -> 
     sandbox = sandbox_works()
     if not sandbox:
         log.warning("bubblewrap cannot make its sandbox here: student code runs with limits only, and could read "
-                    "the hidden tests (autograder/launch/sandbox.py)")  # fmt: skip
+                    "the hidden tests (autograder/launch/sandbox.py)")
     result_path(course, assignment, student).unlink(missing_ok=True)
     (result,) = grade(course, assignments=[assignment], students=[student], jobs=1, force=True, limits=limits,
-                      sandbox=sandbox, progress=False)  # fmt: skip
+                      sandbox=sandbox, progress=False)
     log.info("%s: %s, %g points in %.1f s (%s)", student, result.status, result.score, result.seconds, result.reason)
     return result
 
@@ -123,7 +123,7 @@ def run(root: Path, course: Course) -> int:
     except Exception:  # a grader failure still gets a result that says so
         log.exception("grading failed")
         content = {"score": 0.0, "output": "The autograder failed on this submission; the instructor can see why.",
-                   "stdout_visibility": "hidden", "tests": []}  # fmt: skip
+                   "stdout_visibility": "hidden", "tests": []}
     content["execution_time"] = round(time.monotonic() - start)
     write_results(root / "results", content)
     return 0

@@ -46,7 +46,7 @@ class ZygoteKernelManager(AsyncKernelManager):
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         launch = StubLaunch(self.zygote_socket, self.zygote_token, self.connection_file, self.working_folder,
-                            self.kernel_log)  # fmt: skip
+                            self.kernel_log)
         return [sys.executable, "-I", "-S", kernelstub.__file__, encode(launch).strip()]
 
 

@@ -40,7 +40,7 @@ NO_WALL_LIMIT = 7 * 24 * 3600.0  # the grader's per-submission limit kills the s
 
 def start_kernel(connection_file: str) -> None:
     """A :class:`KernelRequest` run by the zygote's child: an IPython kernel on the channels of ``connection_file``."""
-    from ipykernel import kernelapp  # noqa: PLC0415 (preloaded in the zygote; the stub must not import it)
+    from ipykernel import kernelapp  # preloaded in the zygote; the stub must not import it
 
     restyle_preloaded_course()
     kernelapp.launch_new_instance(argv=["-f", connection_file, *KERNEL_ARGUMENTS])

@@ -45,7 +45,7 @@ class AutogradeRequest:
     edition: str = "en"  # the language the kernels print in (tfcourse.language): the submission's edition
 
     def run(self) -> int:
-        from autograder.isolated import autograde_child  # noqa: PLC0415 (nbgrader: loaded in the zygote only)
+        from autograder.isolated import autograde_child  # nbgrader: loaded in the zygote only
 
         return autograde_child.autograde(self)
 
@@ -70,7 +70,7 @@ class CleanRerunRequest:
     edition: str = "en"  # the language the tests' messages are in (tfcourse.language): the submission's edition
 
     def run(self) -> int:
-        from autograder.isolated import run_plan  # noqa: PLC0415
+        from autograder.isolated import run_plan
 
         run_plan.run_plan(self)
         return 0
@@ -83,7 +83,7 @@ class KernelRequest:
     connection_file: str
 
     def run(self) -> int:
-        from autograder.isolated import kernelstub  # noqa: PLC0415
+        from autograder.isolated import kernelstub
 
         kernelstub.start_kernel(self.connection_file)
         return 0
@@ -165,7 +165,7 @@ class RelaySignal:
 MESSAGES = {
     cls.__name__: cls
     for cls in (AutogradeRequest, PlanCell, CleanRerunRequest, KernelRequest, ScriptRequest, ChildJob, SocketJob,
-                Ready, JobReply, StubLaunch, RelaySignal)  # fmt: skip
+                Ready, JobReply, StubLaunch, RelaySignal)
 }
 TAG = "__message__"
 Message = TypeVar("Message")

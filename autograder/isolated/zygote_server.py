@@ -121,13 +121,13 @@ def run_child(job: ChildJob, log_fd: int, inherited: list[int]) -> None:
         code = job.request.run()
     except SystemExit as stop:
         code = stop.code if isinstance(stop.code, int) else 1
-    except BaseException:  # noqa: BLE001 (whatever the job raised, the child reports it and exits)
+    except BaseException:  # whatever the job raised, the child reports it and exits
         traceback.print_exc()
     finally:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
-            except Exception:  # noqa: BLE001, S110 (a closed stream must not keep the child alive)
+            except Exception:  # a closed stream must not keep the child alive
                 pass
         os._exit(code)
 
@@ -248,7 +248,7 @@ def serve(preload: list[str], scrub: Scrub, listen: Path | None) -> None:
         if callable(getattr(module, "warm_up", None)):  # a preloaded module may prepare what every job needs
             try:
                 module.warm_up()
-            except Exception:  # noqa: BLE001 (a warm-up that fails only leaves the jobs as cold as without it)
+            except Exception:  # a warm-up that fails only leaves the jobs as cold as without it
                 traceback.print_exc()
     replies = os.fdopen(reply_fd, "w")
     replies.write(encode(Ready()))

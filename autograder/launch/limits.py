@@ -36,7 +36,7 @@ class Limits:
         """The limits ``config`` (:func:`autograder.course.settings.load_config`) sets."""
         grade, course = GradeSettings(config=config), CourseSettings(config=config)
         return cls(grade.wall_seconds, int(grade.memory_gib * 2**30), cell_timeout=course.cell_timeout,
-                   reference_factor=grade.reference_factor, reference_margin=grade.reference_margin)  # fmt: skip
+                   reference_factor=grade.reference_factor, reference_margin=grade.reference_margin)
 
 
 @dataclass(frozen=True)

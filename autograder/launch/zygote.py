@@ -100,7 +100,7 @@ class Zygote:
         self.process = subprocess.Popen(
             self.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             cwd=self.scratch, env=env, text=True, start_new_session=True,
-        )  # fmt: skip
+        )
         if self.listen:
             self.token = secrets.token_hex(16)
             assert self.process.stdin is not None
@@ -152,7 +152,7 @@ class Zygote:
             request, cwd=str(workdir), log=str(log),
             env={**private_environment(workdir / "home", limits.threads), MARKER_ENV: self.marker},
             wall=limits.wall_seconds, memory=limits.memory_bytes, file_size=limits.file_bytes, threads=limits.threads,
-        )  # fmt: skip
+        )
         start = time.monotonic()
         try:
             self.process.stdin.write(encode(job))

@@ -59,11 +59,11 @@ class LmsFormat(ABC):
     def students(self) -> dict[str, dict]:
         """``{student: {"name", "ids": {assignment: id}}}`` of the students collect read from this LMS's download."""
         return {student: entry for student, entry in load_lms_students(self.course).items()
-                if entry["lms"] == self.name}  # fmt: skip
+                if entry["lms"] == self.name}
 
     def points_possible(self, assignment: str) -> float:
         """Full marks: every graded cell, tests and written answers, but no extra credit."""
-        from autograder.pipeline.gradebook import grade_cells  # noqa: PLC0415 (see TYPE_CHECKING above)
+        from autograder.pipeline.gradebook import grade_cells  # see TYPE_CHECKING above
 
         cells = grade_cells(self.course.grading.gradebook, assignment)
         return sum(cell.max_score for cell in cells if not is_extra_credit(cell.grade_id))
@@ -95,13 +95,13 @@ def formats() -> dict[str, type[LmsFormat]]:
 def submission_totals(frame: "pd.DataFrame") -> dict[tuple[str, str], float]:
     """``{(assignment, student): total}`` of every submission handed in whose written answers are all graded."""
     return {(row["assignment"], row["student"]): float(row["total"]) for row in frame.to_dict("records")
-            if row["status"] != str(Status.MISSING) and not pending_points(row)}  # fmt: skip
+            if row["status"] != str(Status.MISSING) and not pending_points(row)}
 
 
 def handed_in(frame: "pd.DataFrame") -> set[tuple[str, str]]:
     """``(assignment, student)`` of every submission handed in, its written answers graded or not."""
     return {(row["assignment"], row["student"]) for row in frame.to_dict("records")
-            if row["status"] != str(Status.MISSING)}  # fmt: skip
+            if row["status"] != str(Status.MISSING)}
 
 
 def pending_points(row: dict) -> float:
@@ -119,7 +119,7 @@ def checks(frame: "pd.DataFrame") -> list[str]:
             found.append(f"{where}: {row['status']}")
         if row["status"] != str(Status.MISSING) and pending_points(row):
             found.append(f"{where}: {score_text(pending_points(row))} points of written answers not graded yet, "
-                         "grade left out")  # fmt: skip
+                         "grade left out")
     return found
 
 
@@ -129,8 +129,8 @@ def score_text(score: float | None) -> str:
 
 def write_table(rows: list, columns: list[str], path: Path) -> None:
     """The LMS's file: ``rows`` (lists, or dicts by column) under ``columns``, an empty cell for what a row lacks."""
-    import pandas as pd  # noqa: PLC0415 (see TYPE_CHECKING above)
+    import pandas as pd  # see TYPE_CHECKING above
 
-    from autograder.pipeline.csv_cells import write_csv  # noqa: PLC0415
+    from autograder.pipeline.csv_cells import write_csv
 
     write_csv(pd.DataFrame(rows, columns=columns, dtype=object).fillna(""), path)

@@ -45,7 +45,7 @@ class Canvas(LmsFormat):
     def user_ids(self) -> dict[str, str]:
         """``{student: Canvas user id}`` (one id across the course; none for an anonymous download)."""
         return {student: next((i for i in entry["ids"].values() if i), "")
-                for student, entry in self.students().items()}  # fmt: skip
+                for student, entry in self.students().items()}
 
     def write_grades(self, frame: "pd.DataFrame", output: Path) -> LmsExport:
         totals, submissions = base.submission_totals(frame), base.handed_in(frame)
@@ -56,7 +56,7 @@ class Canvas(LmsFormat):
         for student, user_id in sorted(canvas.items()):
             scores = {a: base.score_text(totals.get((a, student))) for a in assignments}
             rows.append({"Student": names[student], "ID": user_id, "SIS User ID": "", "SIS Login ID": "", "Section": ""}
-                        | scores)  # fmt: skip
+                        | scores)
         base.write_table(rows, STUDENT_COLUMNS + assignments, output)
         left_out = sorted({student for _, student in submissions} - set(canvas))
         return LmsExport([output], len(canvas), left_out, base.checks(frame))
@@ -73,7 +73,7 @@ class Canvas(LmsFormat):
             export.students += 1
         if args.dry_run:
             export.planned = [f"{page} -> user {user_id}'s submission of {assignment}"
-                              for assignment, user_id, page in uploads]  # fmt: skip
+                              for assignment, user_id, page in uploads]
             return export
         course = connect(args).get_course(args.canvas_course)
         by_name = {assignment.name: assignment for assignment in course.get_assignments()}
@@ -89,7 +89,7 @@ class Canvas(LmsFormat):
         return export
 
 def connect(args: argparse.Namespace) -> "canvasapi.Canvas":  # noqa: F821 (imported only when feedback is sent)
-    import canvasapi  # noqa: PLC0415 (only this route needs it)
+    import canvasapi  # only this route needs it
 
     token = os.environ.get(TOKEN_VARIABLE)
     if not token or not args.canvas_url or args.canvas_course is None:

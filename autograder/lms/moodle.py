@@ -67,7 +67,7 @@ class Moodle(LmsFormat):
                  base.score_text(totals.get((assignment, student))), most, modified]
                 for student, entry in sorted(moodle.items(), key=lambda item: int(item[1]["ids"].get(assignment) or 0))
                 if entry["ids"].get(assignment)
-            ]  # fmt: skip
+            ]
             left_out |= {s for a, s in submissions if a == assignment and not moodle.get(s, {}).get("ids", {}).get(a)}
             target = worksheet_path(output, assignment)
             base.write_table(rows, COLUMNS, target)

@@ -211,7 +211,7 @@ def collect(
                 report.lms_ids[student, notebook] = f"{found.lms} {found.lms_id or '(anonymous)'}"
             try:
                 nbformat.read(path, as_version=4)
-            except Exception:  # noqa: BLE001 (any parse error: report it, grade will say unreadable)
+            except Exception:  # any parse error: report it, grade will say unreadable
                 report.unreadable.append(str(relative))
             target = course.grading.submitted(student, notebook) / f"{notebook}.ipynb"
             report.replaced += [c for c in report.collected if c[:2] == (student, notebook)]

@@ -161,7 +161,7 @@ class SafeExchangeCollect(ExchangeCollect):
         self.log.warning(
             "Refused a hand-in of %s naming %s (%s): %s",
             self.coursedir.assignment_id, safe_name(candidate.student), shown(candidate.name), reason,
-        )  # fmt: skip
+        )
         now = datetime.now(UTC).isoformat(timespec="seconds")
         changed = datetime.fromtimestamp(candidate.changed, UTC).isoformat() if candidate.changed else ""
         self.refused.append(
@@ -205,7 +205,7 @@ class SafeExchangeCollect(ExchangeCollect):
         record = Candidate(f"{made[0].student}+{assignment}+(made by {maker})", maker, newest)
         self.refuse(record, f"{len(made)} hand-in folder(s) named for {named} were made by the account {maker}, "
                             f"not {named}'s: refused, and not counted among {named}'s hand-ins (root removes them: "
-                            "make hub-clear-inbound)")  # fmt: skip
+                            "make hub-clear-inbound)")
 
     def newest(self, candidates: list[Candidate]) -> list[Candidate]:
         """The newest ``max_handins`` of the student's own by their change time; the others refused in one record."""
@@ -215,9 +215,9 @@ class SafeExchangeCollect(ExchangeCollect):
         kept, older = ordered[: self.max_handins], ordered[self.max_handins :]
         if older:
             summary = Candidate(f"{older[0].student}+{self.coursedir.assignment_id}+(older hand-ins)",
-                                older[0].student, older[0].changed)  # fmt: skip
+                                older[0].student, older[0].changed)
             self.refuse(summary, f"{len(older)} older hand-ins not looked at: collect looks at the newest "
-                                 f"{self.max_handins} only (SafeExchangeCollect.max_handins)")  # fmt: skip
+                                 f"{self.max_handins} only (SafeExchangeCollect.max_handins)")
         return kept
 
     def measured(self, candidate: Candidate) -> HandinCopy | None:
@@ -269,9 +269,9 @@ class SafeExchangeCollect(ExchangeCollect):
             "and the copy collected before is kept: free some space and collect again.",
             self.coursedir.assignment_id, safe_name(candidate.student), shown(candidate.name),
             self.grading_folder, error.strerror,
-        )  # fmt: skip
+        )
         self.refuse(candidate, f"not collected: the grading folder's disk is full ({error.strerror}); it stays in "
-                               "the exchange: free some space and collect again")  # fmt: skip
+                               "the exchange: free some space and collect again")
 
     def preferred(self, candidates: list[Candidate]) -> list[Candidate]:
         """The measured hand-ins in the order they may count: the latest first, or with ``before_duedate``
@@ -285,7 +285,7 @@ class SafeExchangeCollect(ExchangeCollect):
     def copy_files(self) -> None:
         if not self.candidates:
             self.log.warning(f"No submissions of '{self.coursedir.assignment_id}' for course "
-                             f"'{self.coursedir.course_id}' to collect")  # fmt: skip
+                             f"'{self.coursedir.course_id}' to collect")
         self.grading_folder.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".collect-", dir=self.grading_folder))
         kept: dict[tuple[str, str], tuple[datetime, str]] = {}
@@ -311,7 +311,7 @@ class SafeExchangeCollect(ExchangeCollect):
                 record_refusals(self.grading_folder, self.refused, kept)
             except OSError as error:  # a full disk: the hand-ins stay in the exchange, the next collect lists them
                 self.log.error("Could not write %s (%s): collect again to list the refusals",
-                               self.grading_folder / "refused_handins.json", error.strerror)  # fmt: skip
+                               self.grading_folder / "refused_handins.json", error.strerror)
 
     def submitted(self, student: str) -> Path:
         assignment = self.coursedir.assignment_id

@@ -75,7 +75,7 @@ class SafeReleaseFeedback(ExchangeReleaseFeedback):
                 skipped[student] = f"it could not be released ({error.strerror})"
             if student in skipped:
                 self.log.warning("Skipped the feedback of '%s' on '%s': %s",
-                                 safe_name(student), self.coursedir.assignment_id, skipped[student])  # fmt: skip
+                                 safe_name(student), self.coursedir.assignment_id, skipped[student])
         summary = f"Released the feedback of {len(released)} student(s) on '{self.coursedir.assignment_id}'"
         if not skipped:
             self.log.info(summary)
@@ -103,7 +103,7 @@ class SafeReleaseFeedback(ExchangeReleaseFeedback):
             self.release_page(page, notebook_hash(secret=secret, notebook_id=page.stem))
             self.log.info("Released feedback for student '%s' on assignment '%s/%s/%s' (%s)",
                           safe_name(student), self.coursedir.course_id, self.coursedir.assignment_id,
-                          safe_name(page.stem), timestamp)  # fmt: skip
+                          safe_name(page.stem), timestamp)
         return len(pages)
 
     def release_page(self, page: Path, checksum: str) -> None:

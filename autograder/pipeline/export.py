@@ -67,7 +67,7 @@ def manual_grades(db_path: Path, result: SubmissionResult) -> dict[str, tuple[fl
         except MissingEntry:
             return {}
         grades = {f"{notebook.name}:{grade.name}": grade
-                  for notebook in submission.notebooks for grade in notebook.grades}  # fmt: skip
+                  for notebook in submission.notebooks for grade in notebook.grades}
         return {
             cell: (None if grade.manual_score is None else float(grade.manual_score), float(grade.max_score))
             for cell, grade in grades.items()
@@ -164,7 +164,7 @@ def add_refusals(rows: list[dict[str, object]], refused: dict[tuple[str, str], l
         if (assignment, student) not in graded:
             reason = f"every hand-in was refused ({len(refusals)}): see the refused column"
             rows.append({"assignment": assignment, "student": student, "status": str(Status.MISSING),
-                         "reason": reason, "refused": refusal_text(refusals)})  # fmt: skip
+                         "reason": reason, "refused": refusal_text(refusals)})
 
 
 def export_csv(course: Course, path: Path) -> pd.DataFrame:

@@ -28,7 +28,7 @@ ENGLISH_WORDS = {  # a translated edition's words: the grader's catalogs, autogr
     "failed": "failed",
     "checks": "Checks that need a look by the instructor",
     "statuses": {"graded": "graded", "missing": "missing", "unreadable": "unreadable", "timed out": "timed out",
-                 "crashed": "crashed", "flagged": "flagged"},  # fmt: skip
+                 "crashed": "crashed", "flagged": "flagged"},
     "clean_rerun": "clean re-run: ",  # a failure message's prefix when the clean re-run failed the test
     # A test that passed in the student's kernel and failed in the clean re-run for a missing name.
     "clean_where": "line {line} of cell {cell}",

@@ -77,7 +77,7 @@ def reference_limits(jobs: dict[str, GradeJob], course: Course, executor: Execut
         assignment = pending[future]
         try:
             times[assignment] = future.result()
-        except Exception as error:  # noqa: BLE001 (without times, every cell gets the cell timeout)
+        except Exception as error:  # without times, every cell gets the cell timeout
             log.warning(f"{assignment}: timing the reference answers failed ({error})")
             times[assignment] = {}
         if times[assignment]:
@@ -94,7 +94,7 @@ def submitted_students(course: Course) -> list[str]:
 
 
 def ungraded_students(course: Course, assignments: list[str], everyone: list[str], force: bool,
-                      results: list[SubmissionResult]) -> dict[str, list[str]]:  # fmt: skip
+                      results: list[SubmissionResult]) -> dict[str, list[str]]:
     """``{assignment: students to grade}``: those whose files changed since their last grading (all with ``force``).
 
     A student with nothing submitted gets a MISSING result, appended to ``results`` and saved.
@@ -149,13 +149,13 @@ def grade(
     run = RunFolder()
     own_executor = executor is None
     executor = executor or ProcessPoolExecutor(max_workers=max(1, jobs), initializer=join_run,
-                                               initargs=(os.getpid(), run.path))  # fmt: skip
+                                               initargs=(os.getpid(), run.path))
     try:
         with tempfile.TemporaryDirectory(prefix="reference-", dir=run.path) as references_folder:
             to_grade = ungraded_students(course, assignments or course.assignments(), everyone, force, results)
             base_jobs = {a: GradeJob(course, a, REFERENCE_STUDENT, Path(references_folder) / a,
                                      gradebook.template_path(course, a), limits, clean_rerun, sandbox)
-                         for a in to_grade}  # fmt: skip
+                         for a in to_grade}
             first = next((a for a, names in to_grade.items() if names), None)
             busy_workers = min(max(1, jobs), sum(len(names) for names in to_grade.values()))
             for _ in range(busy_workers if first else 0):  # their zygotes start while this process defines
@@ -168,7 +168,7 @@ def grade(
                 cells = tuple(gradebook.grade_cells(template_db, assignment))
                 job = dataclasses.replace(base_jobs[assignment], cells=cells)
                 grading_jobs += [dataclasses.replace(job, student=name, submission=grading.submitted(name, assignment))
-                                 for name in names]  # fmt: skip
+                                 for name in names]
                 if names and reference_times:
                     write_reference_submission(course, assignment, job.submission)
                     references[assignment] = job
@@ -183,10 +183,10 @@ def grade(
                     job = futures[future]
                     try:
                         result = future.result()
-                    except Exception as error:  # noqa: BLE001 (a grader failure must not stop the others)
+                    except Exception as error:  # a grader failure must not stop the others
                         result = SubmissionResult(job.assignment, job.student, Status.CRASHED,
                                                   f"grader error: {type(error).__name__}: {error}",
-                                                  digest=folder_digest(job.submission))  # fmt: skip
+                                                  digest=folder_digest(job.submission))
                     with timed(result.phases, "merge"):
                         extension = extension_of(job.student, job.assignment, due_dates, extensions)
                         gradebook.merge(real, result, submitted_at(job.submission), extension)
@@ -202,4 +202,4 @@ def grade(
 def report_cleared(folders: list[Path]) -> None:
     if folders:
         log.warning(f"removed {len(folders)} temporary folder(s) that a grade run left when it was stopped before its "
-                    f"end (killed, or the machine went down): {', '.join(map(str, folders))}")  # fmt: skip
+                    f"end (killed, or the machine went down): {', '.join(map(str, folders))}")

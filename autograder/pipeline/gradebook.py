@@ -128,7 +128,7 @@ def kernel_scores(db_path: Path, assignment: str, student: str) -> dict[tuple[st
                 for notebook in submission.notebooks
                 for grade in notebook.grades
             }
-    except Exception:  # noqa: BLE001 (missing entry, or a corrupt copy left by a hostile run)
+    except Exception:  # missing entry, or a corrupt copy left by a hostile run
         return None
 
 

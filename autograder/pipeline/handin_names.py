@@ -76,7 +76,7 @@ class HandinFiles:
     def notes(self) -> list[str]:
         """What an instructor reads: each file taken under a copy's name, each notebook file ignored."""
         took = [f"took {shown(name)} as {notebook}{NOTEBOOK_SUFFIX}"
-                for notebook, name in sorted(self.taken.items()) if name != notebook + NOTEBOOK_SUFFIX]  # fmt: skip
+                for notebook, name in sorted(self.taken.items()) if name != notebook + NOTEBOOK_SUFFIX]
         return took + [f"ignored {shown(name)} ({why})" for name, why in sorted(self.ignored.items())]
 
 

@@ -34,7 +34,7 @@ MAX_FILES = 100  # files and folders
 MAX_DEPTH = 16  # folders within folders: deeper is refused, never walked (the walk recurses)
 CHUNK = 1 << 20
 KINDS = {stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a named pipe", stat.S_IFSOCK: "a socket",
-         stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device"}  # fmt: skip
+         stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device"}
 # What a caller may leave out of a hand-in, as shutil.copytree's ``ignore``: (folder's path, names) -> names left out.
 Ignore = Callable[[str, list[str]], set[str]]
 
@@ -90,7 +90,7 @@ def safe_name(name: str) -> str:
 
 def not_plain(where: str, mode: int) -> RefusedHandin:
     return RefusedHandin(f"{where} is {kind_of(mode)}: a hand-in holds plain files and folders only",
-                         "kind", where=where, kind=stat.S_IFMT(mode))  # fmt: skip
+                         "kind", where=where, kind=stat.S_IFMT(mode))
 
 
 class _Walk:
@@ -105,14 +105,14 @@ class _Walk:
             raise not_plain(where, info.st_mode)
         if self.owner is not None and info.st_uid != self.owner:
             raise RefusedHandin(f"{where} belongs to another account (uid {info.st_uid}), not the student it names",
-                                "owner", where=where, uid=info.st_uid)  # fmt: skip
+                                "owner", where=where, uid=info.st_uid)
         self.copy.changed = max(self.copy.changed, info.st_ctime)
 
     def count(self) -> None:
         self.copy.files += 1
         if self.copy.files > self.limits.max_files:
             raise RefusedHandin(f"more than {self.limits.max_files} files and folders (the limit the instructor set)",
-                                "files", limit=self.limits.max_files)  # fmt: skip
+                                "files", limit=self.limits.max_files)
 
     def add_bytes(self, amount: int, where: str, size: int) -> None:
         """Count ``amount`` more bytes of the file ``where`` (``size``: what that file counts for)."""
@@ -122,12 +122,12 @@ class _Walk:
                 f"more than {self.limits.max_bytes:,} bytes (the limit the instructor set; each file counts for "
                 f"the larger of its size and the disk it takes), reached at {where} ({size:,} bytes)",
                 "bytes", limit=self.limits.max_bytes, where=where, size=size,
-            )  # fmt: skip
+            )
 
     def folder(self, handle: int, source: Path, target: Path | None, where: str, depth: int = 0) -> None:
         if depth > MAX_DEPTH:
             raise RefusedHandin(f"{where}: folders nested more than {MAX_DEPTH} deep", "depth",
-                                where=where, limit=MAX_DEPTH)  # fmt: skip
+                                where=where, limit=MAX_DEPTH)
         if target is not None:
             target.mkdir()
         with os.scandir(handle) as entries:
@@ -162,7 +162,7 @@ class _Walk:
             handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
         except OSError as error:  # ELOOP: it became a link since it was listed
             raise RefusedHandin(f"{where} changed while it was read ({error.strerror})", "changed",
-                                where=where) from None  # fmt: skip
+                                where=where) from None
         try:
             info = os.fstat(handle)
             self.check(info, where, stat.S_IFREG)
@@ -183,7 +183,7 @@ def _open_folder(source: Path) -> int:
         return os.open(source, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError as error:
         raise RefusedHandin(f"the hand-in is not a folder that can be opened ({error.strerror})", "folder",
-                            error=error.strerror) from None  # fmt: skip
+                            error=error.strerror) from None
 
 
 def measure_handin(
@@ -233,7 +233,7 @@ def check_file(path: Path, limits: HandinLimits = DEFAULT_LIMITS) -> None:
     info = os.lstat(path)
     if not stat.S_ISREG(info.st_mode):
         raise RefusedHandin(f"{safe_name(path.name)} is {kind_of(info.st_mode)}: only plain files are collected",
-                            "kind", where=safe_name(path.name), kind=stat.S_IFMT(info.st_mode))  # fmt: skip
+                            "kind", where=safe_name(path.name), kind=stat.S_IFMT(info.st_mode))
     if footprint(info) > limits.max_bytes:
         raise RefusedHandin(f"{safe_name(path.name)} has more than {limits.max_bytes:,} bytes (the limit)",
-                            "bytes", limit=limits.max_bytes)  # fmt: skip
+                            "bytes", limit=limits.max_bytes)

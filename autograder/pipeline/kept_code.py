@@ -30,7 +30,7 @@ from autograder.pipeline.static_scan import scan_source
 
 # Builtins that reach into the interpreter (a name's value by its text, the globals, code from text).
 REACHING = {"exec", "eval", "compile", "globals", "locals", "vars", "getattr", "setattr", "delattr", "__import__",
-            "open", "input", "breakpoint", "exit", "quit", "help"}  # fmt: skip
+            "open", "input", "breakpoint", "exit", "quit", "help"}
 BUILTIN_NAMES = frozenset(dir(builtins))
 DEFINITION_NODES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 MISSING_NAME = re.compile(r"NameError: name '(\w+)' is not defined")
@@ -88,7 +88,7 @@ def reaches_in(expression: ast.AST) -> bool:
         any(
             isinstance(n, ast.NamedExpr) or (isinstance(n, ast.Attribute) and n.attr.startswith("_"))
             for n in ast.walk(expression)
-        )  # fmt: skip
+        )
         or any(name in REACHING or name.startswith("__") for name in reads(expression))
         or bool(scan_source(ast.unparse(expression)))
     )

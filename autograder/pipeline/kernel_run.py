@@ -38,7 +38,7 @@ NBGRADER_PRELOAD = ("autograder.isolated.autograde_child",)  # what the autograd
 KERNEL_PRELOAD = (
     "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "ipykernel.debugger",
     "IPython.core.debugger", "IPython.core.completerlib", "IPython.core.oinspect", "pydoc", "pdb",
-)  # fmt: skip
+)
 # Modules that a notebook's modules import lazily, on first use, in seconds. A cell stopped at its limit
 # while importing one would leave it half-initialised for every later cell: the zygotes import them up front.
 LAZY_IMPORTS = {"torch": ("torch._dynamo",)}
@@ -81,7 +81,7 @@ def kernel_run_zygotes(job: GradeJob, sources: dict[str, NotebookNode]) -> tuple
     return kernels, shared_zygote(NBGRADER_PRELOAD, nbgrader_sandbox)
 
 def run_in_kernel(job: GradeJob, notebooks: dict[str, NotebookNode], sources: dict[str, NotebookNode],
-                  phases: dict[str, float]) -> KernelRun:  # fmt: skip
+                  phases: dict[str, float]) -> KernelRun:
     """nbgrader's autograde of the notebooks, in a limited child of the nbgrader zygote; steps timed in ``phases``."""
     kernels, nbgrader = kernel_run_zygotes(job, sources)
     with timed(phases, "zygote start"):
@@ -102,7 +102,7 @@ def run_in_kernel(job: GradeJob, notebooks: dict[str, NotebookNode], sources: di
             cell_timeout=job.limits.cell_timeout, cell_limits=merged_cell_limits(job, notebooks),
             kernel_socket=str(kernels.socket_path), kernel_token=kernels.token, kernel_folder=str(visible),
             edition=submission_edition(notebooks.values()),
-        )  # fmt: skip
+        )
         outcome = nbgrader.run(request, job.limits, private / "nbgrader")
         with timed(phases, "read back"):
             # nbgrader saves a submission with empty grades before it fails
@@ -127,7 +127,7 @@ def read_autograded(folder: Path, names: Iterable[str]) -> dict[str, NotebookNod
             continue
         try:
             autograded[name] = nbformat.read(path, as_version=4)
-        except Exception:  # noqa: BLE001, S112 (a half-written copy is simply not kept)
+        except Exception:  # a half-written copy is simply not kept
             continue
     return autograded
 

@@ -183,7 +183,7 @@ class SafeNgshareCollect(SafeExchangeCollect, NgshareCollect):
         """
         course, assignment = self.coursedir.course_id, self.coursedir.assignment_id
         sent = self.ngshare_api_get(f"/submission/{course}/{assignment}/{candidate.student}",
-                                    params={"timestamp": candidate.stamp})  # fmt: skip
+                                    params={"timestamp": candidate.stamp})
         if sent is None:
             self.refuse(candidate, "ngshare did not send it (its error is logged above)")
             return None

@@ -16,7 +16,7 @@ from autograder.pipeline.cell_limits import load_times, sources_digest
 from autograder.pipeline.results import Status, SubmissionResult
 
 PHASES = ("zygote start", "read and scan", "course copy", "kernel: nbgrader", "kernel: cells", "read back",
-          "keep autograded", "clean re-run", "merge")  # fmt: skip
+          "keep autograded", "clean re-run", "merge")
 # The notebook's own compute: what is left of a job without them is the grader's overhead.
 OWN_COMPUTE = ("kernel: cells", "clean re-run")
 

@@ -36,7 +36,7 @@ def left_out_lines(counts: ClassCounts) -> list[str]:
     lines = []
     for why in Why:
         named = [f"{html.escape(n.assignment)}" + (f" (due {n.due:%Y-%m-%d %H:%M} UTC)" if n.due else "")
-                 for n in counts.left_out if n.why == why]  # fmt: skip
+                 for n in counts.left_out if n.why == why]
         if named:
             lines.append(f"<p class='left-out'>{why}, not in this report: {', '.join(named)}.</p>")
     return lines
@@ -70,14 +70,14 @@ def failure_table(counts: ClassCounts, top: int) -> str:
     rows = "".join(f"<tr><td>{html.escape(a)}</td><td>{count} of {sizes[a]}</td>"
                    f"<td>{'<em>every test</em>' if test == EVERY_TEST else f'<code>{html.escape(test)}</code>'}</td>"
                    f"<td>{html.escape(message)}</td></tr>"
-                   for (a, test, message), count in common.head(top).items())  # fmt: skip
+                   for (a, test, message), count in common.head(top).items())
     return f"<table><tr><th>notebook</th><th>students</th><th>test</th><th>message</th></tr>{rows}</table>"
 
 
 def missing_lines(counts: ClassCounts) -> list[str]:
     rows = counts.students[counts.students["state"] == Status.MISSING]
     return [f"<p>{html.escape(a)} ({students(len(group))}): {html.escape(', '.join(group['student']))}</p>"
-            for a, group in rows.groupby("assignment", sort=False)]  # fmt: skip
+            for a, group in rows.groupby("assignment", sort=False)]
 
 
 def look_at_table(counts: ClassCounts, results: list[SubmissionResult]) -> str:
@@ -85,14 +85,14 @@ def look_at_table(counts: ClassCounts, results: list[SubmissionResult]) -> str:
     by_key = {(r.assignment, r.student): r for r in results}
     rows = []
     for assignment, student, state in zip(counts.students["assignment"], counts.students["student"],
-                                          counts.students["state"], strict=True):  # fmt: skip
+                                          counts.students["state"], strict=True):
         result = by_key.get((assignment, student))
         flags = result.flags if result is not None else []
         if state in TO_LOOK_AT or flags:
             reason = NOT_GRADED_WHY if state == NOT_GRADED or result is None else result.reason
             why = "<br>".join(html.escape(line) for line in [reason, *flags[:10]] if line)
             rows.append(f"<tr><td>{html.escape(student)}</td><td>{html.escape(assignment)}</td>"
-                        f"<td>{html.escape(state)}</td><td>{why}</td></tr>")  # fmt: skip
+                        f"<td>{html.escape(state)}</td><td>{why}</td></tr>")
     if not rows:
         return ""
     header = "<tr><th>student</th><th>notebook</th><th>status</th><th>why</th></tr>"
@@ -104,14 +104,14 @@ def write_report(course: Course, output: Path, top: int = 15, now: datetime | No
     results = load_results(course)
     counts = class_counts(course, results, now or datetime.now(UTC))
     parts = [f"<html><head><meta charset='utf-8'><title>Class report</title><style>{STYLE}</style></head><body>",
-             "<h1>Class report</h1>", RULE, *left_out_lines(counts)]  # fmt: skip
+             "<h1>Class report</h1>", RULE, *left_out_lines(counts)]
     if counts.students.empty:
         parts.append("<p>Nobody has handed in a graded notebook yet.</p>")
     else:
         parts += ["<h2>Students by status</h2>", status_table(counts), *score_section(counts)]
     if not counts.tests.empty:
         parts += ["<h2>Which tests fail</h2>", image_html(failure_heatmap(counts.tests)),
-                  "<h2>Most common failure messages</h2>", failure_table(counts, top)]  # fmt: skip
+                  "<h2>Most common failure messages</h2>", failure_table(counts, top)]
     missing = missing_lines(counts)
     if missing:
         parts += ["<h2>Missing (counted as 0 points)</h2>", *missing]

@@ -53,10 +53,10 @@ def score_histogram(assignment: str, rows: pd.DataFrame, out_of: float) -> Chart
     top = max(out_of, float(frame["score"].max()))
     figure, axis = plt.subplots(figsize=(5, 3.2))
     sns.histplot(frame, x="score", hue="who", hue_order=[HANDED_IN, MISSING], multiple="stack",
-                 bins=list(range(int(top) + 2)), palette=["#4c72b0", "#c44e52"], ax=axis)  # fmt: skip
+                 bins=list(range(int(top) + 2)), palette=["#4c72b0", "#c44e52"], ax=axis)
     axis.yaxis.set_major_locator(MaxNLocator(integer=True))
     axis.set(title=f"{assignment}: {students(len(frame))}", xlabel=f"autograded score (out of {out_of:g})",
-             ylabel="students")  # fmt: skip
+             ylabel="students")
     figure.tight_layout()
     missing, uncounted = int((frame["who"] == MISSING).sum()), int((~rows["counted"]).sum())
     below = int((frame["score"] < out_of / 2).sum())
@@ -65,7 +65,7 @@ def score_histogram(assignment: str, rows: pd.DataFrame, out_of: float) -> Chart
            f"({missing} missing, counted as 0 points"
            + (f"; {uncounted} not counted, not yet handed in or not graded yet" if uncounted else "")
            + f"): median {frame['score'].median():g}, {below} below half marks ({out_of / 2:g}), "
-           f"{full} with full marks.")  # fmt: skip
+           f"{full} with full marks.")
     return Chart(figure, alt)
 
 
@@ -76,15 +76,15 @@ def failure_heatmap(tests: pd.DataFrame) -> Chart:
     labels = {a: f"{a}\n({students(n)})" for a, n in counts.items()}
     figure, axis = plt.subplots(figsize=(3 + 1.6 * rates.shape[1], 0.35 * len(rates) + 1.5))
     sns.heatmap(rates.rename(columns=labels), annot=True, fmt=".0%", cmap="Reds", vmin=0, vmax=1, ax=axis,
-                cbar_kws={"label": "failed"})  # fmt: skip
+                cbar_kws={"label": "failed"})
     axis.set(title="Share of students failing each test", xlabel="", ylabel="test cell")
     figure.tight_layout()
     failed = tests.groupby(["assignment", "cell"], sort=False)["failed"].sum()
     failed = failed.sort_values(ascending=False, kind="stable")
     most = ", ".join(f"{a} {cell} {count / counts[a]:.0%} ({int(count)} of {counts[a]})"
-                     for (a, cell), count in failed.head(MOST_FAILED).items() if count)  # fmt: skip
+                     for (a, cell), count in failed.head(MOST_FAILED).items() if count)
     sizes = ", ".join(f"{a}: {students(n)}" for a, n in counts.items())
     alt = (f"Heatmap of the share of students failing each of {len(rates)} test cells, one column per notebook "
            f"({sizes}; a missing student counts as failing every test). "
-           + (f"Most failed: {most}." if most else "No test failed."))  # fmt: skip
+           + (f"Most failed: {most}." if most else "No test failed."))
     return Chart(figure, alt)

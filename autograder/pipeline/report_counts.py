@@ -94,7 +94,7 @@ def class_counts(course: Course, results: list[SubmissionResult], now: datetime)
             graded = result is not None and bool(result.tests)
             rows.append({"assignment": assignment, "student": student, "state": state,
                          "counted": state not in {NOT_YET, NOT_GRADED}, "score": result.score if graded else 0.0,
-                         "graded": graded})  # fmt: skip
+                         "graded": graded})
     students = pd.DataFrame(rows, columns=["assignment", "student", "state", "counted", "score", "graded"])
     out_of = {
         assignment: max(sum(t.max_score for t in r.tests if not t.extra_credit) for r in graded)
@@ -130,7 +130,7 @@ def test_rows(students: pd.DataFrame, results: dict[tuple[str, str], SubmissionR
                 else:
                     failed, message = True, NO_RESULT if own else why
                 rows.append({"assignment": assignment, "student": student, "cell": cell,
-                             "test": cell if own else EVERY_TEST, "failed": failed, "message": message})  # fmt: skip
+                             "test": cell if own else EVERY_TEST, "failed": failed, "message": message})
     return pd.DataFrame(rows, columns=["assignment", "student", "cell", "test", "failed", "message"])
 
 

@@ -17,21 +17,21 @@ from autograder.course.notebooks import grade_id, is_graded_test_cell
 from tfcourse.hosted import edition_neutral
 
 PATCHABLE_MODULES = {"torch", "numpy", "np", "F", "nn", "functional", "builtins", "__builtins__", "IPython",
-                     "math", "tfcourse", "checks", "sys", "os", "unittest", "random", "pytest"}  # fmt: skip
+                     "math", "tfcourse", "checks", "sys", "os", "unittest", "random", "pytest"}
 IPYTHON_INTERNALS = {"input_transformers_cleanup", "input_transformers_post", "ast_transformers",
                      "register_magic_function", "events", "run_cell", "set_custom_exc",
-                     "showtraceback"}  # fmt: skip
+                     "showtraceback"}
 GRADER_WORDS = ("solutions", "gradebook", "autograded", "submitted", "grading", "nbgrader", ".ipynb",
-                "hidden tests", "begin hidden", "/work/")  # fmt: skip
+                "hidden tests", "begin hidden", "/work/")
 NETWORK_MODULES = {"socket", "urllib", "http", "requests", "httpx", "ftplib", "smtplib", "aiohttp", "zmq",
-                   "websocket", "paramiko"}  # fmt: skip
+                   "websocket", "paramiko"}
 ESCAPE_CALLS = {"os._exit", "sys.exit", "os.kill", "os.killpg", "os.fork", "os.system", "os.popen",
                 "os.remove", "os.unlink", "shutil.rmtree", "signal.signal", "signal.alarm", "os.walk",
                 "os.listdir", "os.scandir", "glob.glob", "exec", "eval", "compile", "__import__",
                 "importlib.import_module", "importlib.reload", "gc.get_objects",
-                "gc.get_referrers", "globals", "vars"}  # fmt: skip
+                "gc.get_referrers", "globals", "vars"}
 ESCAPE_MODULES = {"subprocess", "ctypes", "multiprocessing", "sqlite3", "shutil", "unittest.mock", "mock",
-                  "inspect", "gc", "threading", "signal", "pty"}  # fmt: skip
+                  "inspect", "gc", "threading", "signal", "pty"}
 DEFINITION_NODES = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 

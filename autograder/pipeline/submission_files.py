@@ -64,13 +64,13 @@ def read_notebooks(
         try:
             notebooks[name], repairs = read_submission(path)
             result.repairs += [f"{name}: {repair}" for repair in repairs]
-        except Exception as error:  # noqa: BLE001 (any parse or schema error makes it unreadable)
+        except Exception as error:  # any parse or schema error makes it unreadable
             problems.append(f"{name}.ipynb unreadable: {type(error).__name__}: {str(error)[:300]}")
     return notebooks, problems
 
 
 def repair_and_scan(job: GradeJob, notebooks: dict[str, NotebookNode], sources: dict[str, NotebookNode],
-                    result: SubmissionResult) -> None:  # fmt: skip
+                    result: SubmissionResult) -> None:
     """Sanitize each notebook against its release (in place) and note what the static scan finds."""
     releases = job.course.release_folder(job.assignment)
     for name, notebook in notebooks.items():

@@ -59,7 +59,7 @@ def read_secret(folder: Path) -> str:
     secret = read_mark(folder, SECRET_FILE)
     if not SECRET.fullmatch(secret):
         raise BadMark(f"{SECRET_FILE} is not a secret as nbgrader's submit writes it (32 to 1024 hexadecimal digits, "
-                      "nothing else)")  # fmt: skip
+                      "nothing else)")
     return secret
 
 

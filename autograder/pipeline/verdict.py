@@ -25,7 +25,7 @@ def clean_rerun_zygote(job: GradeJob, source: NotebookNode) -> Zygote:
     return shared_zygote(preloads(source), SandboxSpec(tuple(job.course.data_folders())) if job.sandbox else None)
 
 def rerun_cleanly(job: GradeJob, notebooks: dict[str, NotebookNode], sources: dict[str, NotebookNode],
-                  kernel: KernelRun, phases: dict[str, float]) -> dict[str, dict[str, dict]]:  # fmt: skip
+                  kernel: KernelRun, phases: dict[str, float]) -> dict[str, dict[str, dict]]:
     """``{notebook: {grade_id: verdict}}`` of the clean re-run, when it has something to decide.
 
     It runs when the kernel run did not finish (then it is the only score there is), and,
@@ -72,7 +72,7 @@ def award(job: GradeJob, result: SubmissionResult, kernel: KernelRun, clean: dic
         if test.kernel_score > 0 and test.clean_passed is False:  # the kernel had something the clean re-run had not
             test.message = CLEAN_RERUN + (verdict.get("explained") or verdict["message"])
             result.flags.append(f"{test.notebook}: {test.grade_id} passed in the student's kernel but failed "
-                                f"in the clean re-run ({verdict['message'][:200]})")  # fmt: skip
+                                f"in the clean re-run ({verdict['message'][:200]})")
 
 def settle_status(job: GradeJob, result: SubmissionResult, kernel: KernelRun, problems: list[str]) -> None:
     """The submission's status and the reason an instructor reads in the export."""

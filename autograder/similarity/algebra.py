@@ -23,7 +23,7 @@ Monomial = tuple[tuple[str, Fraction], ...]  # (atom's text, power), sorted by t
 Polynomial = dict[Monomial, Fraction]
 ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 NOT_NUMBERS = (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr, ast.Set, ast.Dict, ast.SetComp, ast.DictComp,
-               ast.GeneratorExp)  # fmt: skip
+               ast.GeneratorExp)
 MAX_POWER = 3  # a sum (or a number other than 1) raised to a whole power up to this is expanded; above, kept as is
 MAX_TERMS = 64  # an expansion with more terms is left as written (a hostile answer could ask for millions)
 
@@ -99,7 +99,7 @@ class Builder:
             ((monomial, coefficient),) = base.items()
             if coefficient == 1 or exponent.denominator == 1 and abs(exponent) <= MAX_POWER:
                 return {raise_to(monomial, exponent): coefficient ** int(exponent) if exponent.denominator == 1
-                        else coefficient}  # fmt: skip
+                        else coefficient}
         if exponent.denominator == 1 and 0 <= exponent <= MAX_POWER:
             found: Polynomial = {(): Fraction(1)}
             for _ in range(int(exponent)):
@@ -162,7 +162,7 @@ def printed(polynomial: Polynomial, builder: Builder) -> ast.expr:
         text: (builder.key(text), role(text, polynomial),
                [ranks.get(n.id, -1) for n in walk(node) if isinstance(n, ast.Name)], place)
         for text, (place, node) in builder.atoms.items()
-    }  # fmt: skip
+    }
 
     def order(monomial: Monomial) -> tuple:
         return tuple((atoms[atom], -power) for atom, power in sorted(monomial, key=lambda item: atoms[item[0]]))

@@ -118,7 +118,7 @@ BLOCKS = {  # the fields that hold lists of statements, by node type
     for kind in (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.AsyncFor, ast.While,
                  ast.If, ast.With, ast.AsyncWith, ast.Try, getattr(ast, "TryStar", ast.Try), ast.ExceptHandler,
                  ast.match_case)
-}  # fmt: skip
+}
 
 
 @dataclass
@@ -429,7 +429,7 @@ def conflict(first: tuple[set[str], set[str], set[str]], second: tuple[set[str],
 PURE_CALLS = frozenset(SIGNATURES) | {
     "cat", "stack", "where", "view", "reshape", "contiguous", "permute", "expand", "expand_as", "float", "int",
     "len", "sqrt", "ones", "zeros", "arange", "full", "full_like", "ones_like", "zeros_like", "finfo", "size",
-}  # fmt: skip
+}
 
 
 MUTABLE = ast.List | ast.Dict | ast.Set | ast.ListComp | ast.DictComp | ast.SetComp | ast.GeneratorExp

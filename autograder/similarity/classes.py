@@ -33,7 +33,7 @@ def stateless(cls: ast.ClassDef) -> dict[str, ast.FunctionDef] | None:
         if len(static) != len(node.decorator_list):
             return None
         function = ast.FunctionDef(method_name(cls.name, node.name), node.args, node.body, [], None,
-                                   type_params=[])  # fmt: skip
+                                   type_params=[])
         if not static:
             if not node.args.args:
                 return None
@@ -71,7 +71,7 @@ class Calls(ast.NodeTransformer):
             node.func = ast.Name(method_name(cls, func.attr), ast.Load())
         elif (
             not isinstance(func, ast.Name) or func.id not in self.methods
-        ) and (cls := self.owner(func)) and "__call__" in self.methods[cls]:  # fmt: skip
+        ) and (cls := self.owner(func)) and "__call__" in self.methods[cls]:
             node.func = ast.Name(method_name(cls, "__call__"), ast.Load())
         return node
 
@@ -96,9 +96,9 @@ def flatten_classes(tree: ast.Module, known: dict[str, set[str]] | None = None) 
         if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
         and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Name) and s.value.func.id in methods
         and not s.value.args and not s.value.keywords
-    }  # fmt: skip
+    }
     body = [s for s in body if not (isinstance(s, ast.Assign) and len(s.targets) == 1
-                                    and getattr(s.targets[0], "id", None) in instances)]  # fmt: skip
+                                    and getattr(s.targets[0], "id", None) in instances)]
     tree.body[:] = [Calls(methods, instances).visit(s) for s in body] or [ast.Pass()]
     return {name: found for name, found in methods.items() if name not in (known or {})}
 

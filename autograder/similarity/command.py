@@ -30,7 +30,7 @@ def run(course: Course, assignments: list[str] | None, jobs: int, output: Path) 
     for result, _ in done:
         small = f" (fewer than {MIN_STUDENTS} students answered: too few to rank)" if result.too_small else ""
         log.info(f"{result.assignment:24s} {len(result.students):4d} submissions, {len(result.listed()):4d} pairs "
-                 f"listed, {len(result.reference_copies):4d} answers identical to the reference{small}")  # fmt: skip
+                 f"listed, {len(result.reference_copies):4d} answers identical to the reference{small}")
     log.info(f"results -> {compare.save(course, [result for result, _ in done])}")
     log.info(f"page    -> {page.write_page([part for _, part in done], output)}")
     return 0

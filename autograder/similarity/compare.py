@@ -132,7 +132,7 @@ class AssignmentSimilarity:
         first, second = self.students[self.first[rank]], self.students[self.second[rank]]
         failures = int(self.shared_failures[rank]), float(self.failure_evidence[rank]), int(self.same_alone[rank])
         return Pair(first, second, float(self.score[rank]), float(self.z[rank]), exercises, *failures,
-                    float(self.z_apart[rank]))  # fmt: skip
+                    float(self.z_apart[rank]))
 
     def top(self, count: int) -> list[Pair]:
         return [self.pair(rank) for rank in range(min(count, len(self)))]
@@ -188,7 +188,7 @@ class AssignmentSimilarity:
         """The ``index``-th student's closeness to the reference."""
         parts = {part: float(values[index]) for part, values in self.reference_parts.items() if values[index] > 0}
         return ReferenceMatch(self.students[index], float(self.reference_score[index]),
-                              float(self.reference_z[index]), parts)  # fmt: skip
+                              float(self.reference_z[index]), parts)
 
     def reference_matches(self) -> list[ReferenceMatch]:
         """The hand-ins closest to the published reference, listed as a pair is listed (:meth:`listed`): from
@@ -221,7 +221,7 @@ class AssignmentSimilarity:
         np.minimum.at(best, self.first, ranks)
         np.minimum.at(best, self.second, ranks)
         return {student: self.pair(int(rank)) for student, rank in zip(self.students, best, strict=True)
-                if rank < len(self)}  # fmt: skip
+                if rank < len(self)}
 
 
 _FORKED: dict = {}  # what the forked fingerprinting workers read: the answers and the boilerplate
@@ -325,7 +325,7 @@ def compare_class(
         shared[first, second], evidence[first, second], stats, copies, work.unreadable, float(ceiling_z),
         answering, alone[first, second], apart[first, second],
         closeness, (evidence_of - median) / yardstick, by_part, reference,
-    )  # fmt: skip
+    )
 
 
 def same_alone(column: list[frozenset[int]]) -> np.ndarray:

@@ -64,7 +64,7 @@ class Equivalences(ast.NodeTransformer):
         parts = attribute_path(node.func) or []
         if parts == ["F", "nll_loss"] and node.args and (inner := log_softmax_input(node.args[0])) is not None:
             return ast.Call(ast.Attribute(ast.Name("F", ast.Load()), "cross_entropy", ast.Load()),
-                            [inner, *node.args[1:]], node.keywords)  # fmt: skip
+                            [inner, *node.args[1:]], node.keywords)
         if len(parts) == 2 and parts[0] == TORCH:
             return self.torch_function(node, parts[1])
         if isinstance(node.func, ast.Attribute) and is_tensor_receiver(node.func.value):

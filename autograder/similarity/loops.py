@@ -37,7 +37,7 @@ def element(statement: ast.stmt, name: str, kind: type) -> ast.expr | tuple[ast.
     if kind is ast.List and isinstance(statement, ast.Expr) and isinstance(call := statement.value, ast.Call):
         func = call.func
         if (isinstance(func, ast.Attribute) and func.attr == "append" and isinstance(func.value, ast.Name)
-                and func.value.id == name and len(call.args) == 1 and not call.keywords):  # fmt: skip
+                and func.value.id == name and len(call.args) == 1 and not call.keywords):
             value = call.args[0]
             return None if any(isinstance(n, ast.Name) and n.id == name for n in walk(value)) else value
     if kind is ast.Dict and isinstance(statement, ast.Assign) and len(statement.targets) == 1:
@@ -52,7 +52,7 @@ def element(statement: ast.stmt, name: str, kind: type) -> ast.expr | tuple[ast.
 def empty(statement: ast.stmt) -> tuple[str, type] | None:
     """``name = []`` (or ``list()``) and ``name = {}`` (or ``dict()``): the name and the kind built."""
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0],
-                                                                                              ast.Name)):  # fmt: skip
+                                                                                              ast.Name)):
         return None
     value, name = statement.value, statement.targets[0].id
     if isinstance(value, ast.List) and not value.elts:
@@ -83,7 +83,7 @@ def fold_loops(block: list[ast.stmt]) -> None:
             if value is not None:
                 generators = nest[0]
                 comprehension = (ast.ListComp(value, generators) if kind is ast.List
-                                 else ast.DictComp(value[0], value[1], generators))  # fmt: skip
+                                 else ast.DictComp(value[0], value[1], generators))
                 block[index] = ast.Assign([ast.Name(name, ast.Store())], comprehension)
                 del block[later]
         index += 1
@@ -99,7 +99,7 @@ class Comprehensions(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
         if (isinstance(node.func, ast.Name) and node.func.id == "list" and len(node.args) == 1
-                and not node.keywords and isinstance(node.args[0], ast.ListComp)):  # fmt: skip
+                and not node.keywords and isinstance(node.args[0], ast.ListComp)):
             return node.args[0]
         return node
 

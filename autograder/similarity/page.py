@@ -75,7 +75,7 @@ def pair_table(pairs: list[Pair], ranked: bool) -> str:
 
     def exercises(pair: Pair) -> str:
         return ", ".join(f"{html.escape(part)} {score:.2f}" + (f" ({z:+.1f})" if ranked else "")
-                         for part, (score, z) in pair.exercises.items())  # fmt: skip
+                         for part, (score, z) in pair.exercises.items())
 
     rows = "".join(
         f"<tr><td>{html.escape(p.first)}</td><td>{html.escape(p.second)}</td>"
@@ -86,7 +86,7 @@ def pair_table(pairs: list[Pair], ranked: bool) -> str:
     first = "notebook z</th><th>z without the closest exercise" if ranked else "same answers nobody else handed in"
     last = "exercises: score (z)" if ranked else "exercises: score"
     return (f"<table><tr><th>student</th><th>student</th><th>{first}</th><th>notebook score</th>"
-            f"<th>shared failures (evidence)</th><th>{last}</th></tr>{rows}</table>")  # fmt: skip
+            f"<th>shared failures (evidence)</th><th>{last}</th></tr>{rows}</table>")
 
 
 REFERENCE = "published reference"  # the reference's name on the page, beside the students'
@@ -109,13 +109,13 @@ def reference_section(result: AssignmentSimilarity, answers: dict[str, dict[str,
              "class's own pairs). A high z here means the answers lie as close to the published ones as a copy lies "
              "to its source; answers to short exercises often match the reference honestly.</p>",
              f"<table class='reference'><tr><th>student</th><th>notebook z</th><th>notebook score</th>"
-             f"<th>exercises: score</th></tr>{rows}</table>"]  # fmt: skip
+             f"<th>exercises: score</th></tr>{rows}</table>"]
     beside = {**answers, REFERENCE: result.reference_answers}
     for match in matches[:SIDE_BY_SIDE]:
         pair = Pair(match.student, REFERENCE, match.score, match.z,
-                    {part: (score, 0.0) for part, score in match.exercises.items()})  # fmt: skip
+                    {part: (score, 0.0) for part, score in match.exercises.items()})
         parts += [f"<h4>{html.escape(match.student)} and the {REFERENCE}: z {match.z:+.1f}</h4>",
-                  side_by_side(pair, beside, boilerplate, ranked=False)]  # fmt: skip
+                  side_by_side(pair, beside, boilerplate, ranked=False)]
     return parts
 
 
@@ -123,14 +123,14 @@ def assignment_section(result: AssignmentSimilarity, work: ClassWork, boilerplat
     answers = {submission.student: submission.answers for submission in work.submissions}
     listed = result.listed()
     counts = (f"{counted(len(result.students), '{} submission', '{} submissions')}, "
-              f"{counted(len(result), '{} pair', '{} pairs')}, {len(listed)} listed.")  # fmt: skip
+              f"{counted(len(result), '{} pair', '{} pairs')}, {len(listed)} listed.")
     if len(listed) > SIDE_BY_SIDE:
         counts += f" The first {SIDE_BY_SIDE} listed pairs are shown side by side below; the table holds them all."
     parts = [f"<h2>{html.escape(result.assignment)}</h2>", f"<p>{counts}</p>"]
     unanswered = [part for part, stats in result.stats.items() if not stats.answered]
     if unanswered:
         parts.append(f"<p class='unanswered'><strong>Nobody answered:</strong> {html.escape(', '.join(unanswered))} "
-                     "(no pair is scored on it).</p>")  # fmt: skip
+                     "(no pair is scored on it).</p>")
     if result.too_small:
         parts.append(too_small_note(result))
     elif not result.can_tell:
@@ -157,7 +157,7 @@ def assignment_section(result: AssignmentSimilarity, work: ClassWork, boilerplat
         parts += ["<h3>Pairs that fail the same tests the same way</h3>",
                   "<p>The grader's failed tests with the same message, each weighed by how few students share it "
                   "(log n / holders); correct answers share nothing here. Shown beside the text's scores, "
-                  "not mixed into them.</p>", pair_table(sharing, ranked)]  # fmt: skip
+                  "not mixed into them.</p>", pair_table(sharing, ranked)]
     copies = "".join(
         f"<li>{html.escape(c.student)}: {html.escape(c.exercise)} "
         f"({counted(c.same, '{} student hands', '{} students hand')} in the same)</li>"
@@ -173,7 +173,7 @@ def assignment_section(result: AssignmentSimilarity, work: ClassWork, boilerplat
     for rank, pair in enumerate(shown, 1):
         how = f"z {pair.z:+.1f}" if ranked else counted(pair.same_alone, "{} answer", "{} answers") + " only they share"
         parts += [f"<h3>{rank}. {html.escape(pair.first)} and {html.escape(pair.second)}: {how}</h3>",
-                  side_by_side(pair, answers, boilerplate, ranked)]  # fmt: skip
+                  side_by_side(pair, answers, boilerplate, ranked)]
     return parts
 
 
@@ -188,7 +188,7 @@ def write_page(sections: list[list[str]], output: Path) -> Path:
              "whose answers are too short or too alike to tell a copy from common work says so, and so does one "
              f"that fewer than {MIN_STUDENTS} students answered, too few to rank at all. Beside the "
              "code's scores, <em>shared failures</em> counts the hidden tests both fail with the same message, "
-             "weighed by how few students fail them so (correct answers share nothing there).</p>"]  # fmt: skip
+             "weighed by how few students fail them so (correct answers share nothing there).</p>"]
     for section in sections:
         parts += section
     parts.append("</body></html>")

@@ -47,7 +47,7 @@ ALIASES: dict[str, str] = {
     "greater_equal": "ge", "less": "lt", "less_equal": "le", "moveaxis": "movedim", "multiply": "mul",
     "negative": "neg", "not_equal": "ne", "row_stack": "vstack", "subtract": "sub", "swapaxes": "transpose",
     "swapdims": "transpose", "trapz": "trapezoid", "true_divide": "div",
-}  # fmt: skip
+}
 
 # Operations that are both a ``torch`` function and a tensor method, with the parameters after the
 # tensor and their defaults (``None``: no default), as PyTorch's documentation has them (checked by
@@ -75,12 +75,12 @@ SIGNATURES: dict[str, tuple[tuple[str, object], ...]] = {
     "gather": (("dim", REQUIRED), ("index", REQUIRED)), "chunk": (("chunks", REQUIRED), ("dim", 0)),
     "split": (("split_size_or_sections", REQUIRED), ("dim", 0)),
     "roll": (("shifts", REQUIRED), ("dims", None)), "diagonal": (("offset", 0), ("dim1", 0), ("dim2", 1)),
-}  # fmt: skip
+}
 # Functions only (their first argument is a list of tensors, or they make a tensor).
 FUNCTION_SIGNATURES: dict[str, tuple[tuple[str, object], ...]] = {
     "cat": (("tensors", REQUIRED), ("dim", 0)), "stack": (("tensors", REQUIRED), ("dim", 0)),
     "where": (("condition", REQUIRED), ("input", REQUIRED), ("other", REQUIRED)),
-}  # fmt: skip
+}
 # ``F`` functions that are the ``torch`` function of the same name (same parameters).
 FUNCTIONAL = frozenset({"softmax", "log_softmax", "relu", "sigmoid", "tanh"})
 # Constructors of ``nn`` whose parameters are bound the same way.
@@ -88,7 +88,7 @@ MODULES: dict[str, tuple[tuple[str, object], ...]] = {
     "Linear": (("in_features", REQUIRED), ("out_features", REQUIRED), ("bias", True)),
     "Embedding": (("num_embeddings", REQUIRED), ("embedding_dim", REQUIRED), ("padding_idx", None)),
     "Dropout": (("p", 0.5),), "LayerNorm": (("normalized_shape", REQUIRED), ("eps", 1e-05)),
-}  # fmt: skip
+}
 OPERATORS: dict[str, ast.operator | ast.cmpop] = {
     "add": ast.Add(), "sub": ast.Sub(), "mul": ast.Mult(), "div": ast.Div(), "pow": ast.Pow(),
     "matmul": ast.MatMult(), "eq": ast.Eq(), "ne": ast.NotEq(), "lt": ast.Lt(), "le": ast.LtE(),
@@ -97,7 +97,7 @@ OPERATORS: dict[str, ast.operator | ast.cmpop] = {
     # ``&`` (``|``, ``^``, ``~``) calls; masks are bool tensors.
     "bitwise_and": ast.BitAnd(), "logical_and": ast.BitAnd(), "bitwise_or": ast.BitOr(), "logical_or": ast.BitOr(),
     "bitwise_xor": ast.BitXor(), "logical_xor": ast.BitXor(),
-}  # fmt: skip
+}
 UNARY: dict[str, ast.unaryop] = {"neg": ast.USub(), "bitwise_not": ast.Invert(), "logical_not": ast.Invert()}
 # The operations of SIGNATURES whose in-place method (``x.mul_(y)``) PyTorch documents as "In-place version of
 # :meth:`~Tensor.mul`" (or the other way round: ``masked_fill`` is the "Out-of-place version of ... masked_fill_"):
@@ -107,13 +107,13 @@ IN_PLACE = frozenset({
     "trunc", "add", "sub", "mul", "div", "pow", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
     "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "transpose", "tril", "triu", "masked_fill",
     "unsqueeze", "cumsum", "clamp",
-})  # fmt: skip
+})
 # ``torch.nn.init``'s initialisers without the trailing ``_``, each documented as "now deprecated in favor of
 # :func:`torch.nn.init.X_`": the same function.
 DEPRECATED_INIT = frozenset({
     "constant", "dirac", "eye", "kaiming_normal", "kaiming_uniform", "normal", "orthogonal", "sparse", "uniform",
     "xavier_normal", "xavier_uniform",
-})  # fmt: skip
+})
 # Square roots as powers: PyTorch documents ``torch.sqrt`` as out = sqrt(input) and ``torch.rsqrt`` as
 # out = 1 / sqrt(input); ``math.sqrt`` (Python: "Return the square root of x") is the same on a number.
 ROOTS: dict[tuple[str, str], float] = {(TORCH, "sqrt"): 0.5, (TORCH, "rsqrt"): -0.5, ("math", "sqrt"): 0.5}

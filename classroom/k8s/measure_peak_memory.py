@@ -55,8 +55,8 @@ def full_mode_env() -> dict[str, str]:
 
 def run_one(notebook: Path) -> None:
     """In the subprocess: execute ``notebook`` plus the probe cell, print the probe's numbers."""
-    import nbclient  # noqa: PLC0415 (only in the subprocess)
-    import nbformat  # noqa: PLC0415
+    import nbclient  # only in the subprocess
+    import nbformat
 
     nb = nbformat.read(notebook, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(PROBE))
@@ -77,7 +77,7 @@ def measure(assignment: str) -> dict:
     done = subprocess.run(
         [sys.executable, __file__, "--run-one", str(notebook)],
         env=full_mode_env(), capture_output=True, text=True, check=False,
-    )  # fmt: skip
+    )
     wall = time.monotonic() - start
     load_after = os.getloadavg()
     if done.returncode != 0 or "RESULT " not in done.stdout:
@@ -95,13 +95,13 @@ def measure(assignment: str) -> dict:
 
 def measure_server(settle_s: float = 20.0) -> dict:
     """Peak resident set of an idle JupyterLab server (the pod's other process), with its extensions."""
-    import psutil  # noqa: PLC0415
+    import psutil
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ServerApp.token=probe",
-           f"--ServerApp.root_dir={ROOT / 'notebooks'}", "--ServerApp.open_browser=False"]  # fmt: skip
+           f"--ServerApp.root_dir={ROOT / 'notebooks'}", "--ServerApp.open_browser=False"]
     if os.getuid() == 0:
         cmd.append("--allow-root")
     server = subprocess.Popen(cmd, env=full_mode_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -118,11 +118,11 @@ def measure_server(settle_s: float = 20.0) -> dict:
 
 def machine() -> dict:
     mem_kib = int(next(line for line in Path("/proc/meminfo").read_text().splitlines()
-                       if line.startswith("MemTotal")).split()[1])  # fmt: skip
+                       if line.startswith("MemTotal")).split()[1])
     model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("model name")), platform.processor())  # fmt: skip
+                  if line.startswith("model name")), platform.processor())
     return {"cpus": os.cpu_count(), "cpu_model": model, "memory_gib": round(mem_kib / 2**20, 1),
-            "python": platform.python_version()}  # fmt: skip
+            "python": platform.python_version()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             entry = {**measure(name), "date": today}
             data["notebooks"][name] = entry
             print(f"{name:26s} {entry['peak_rss_mib']:8.1f} MiB {entry['wall_s']:7.1f} s  "
-                  f"load {entry['load_before'][0]:.2f} -> {entry['load_after'][0]:.2f}", flush=True)  # fmt: skip
+                  f"load {entry['load_before'][0]:.2f} -> {entry['load_after'][0]:.2f}", flush=True)
             args.output.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     data["notebooks"] = dict(sorted(data["notebooks"].items()))
     args.output.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")

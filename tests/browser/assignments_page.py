@@ -48,7 +48,7 @@ class AssignmentsTab:
         self.row("fetched", assignment).wait_for(timeout=self.timeout_ms)
 
     def submit(self, assignment: str) -> None:
-        from playwright.sync_api import expect  # noqa: PLC0415 (the browser tests skip without playwright)
+        from playwright.sync_api import expect  # the browser tests skip without playwright
 
         before = self.submitted(assignment).count()
         self.press("fetched", assignment, "Submit")

@@ -75,7 +75,7 @@ class Hub:
         request = urllib.request.Request(
             f"{self.url}/{path.lstrip('/')}", data=data, method=method,
             headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
-        )  # fmt: skip
+        )
         with urllib.request.urlopen(request, timeout=timeout) as response:
             text = response.read()
         return json.loads(text) if text else None
@@ -131,7 +131,7 @@ class Hub:
         kernel = self.request(f"user/{name}/api/kernels", method="POST", body={"name": "python3"})
         try:
             return execute(f"ws://127.0.0.1:{self.port}/user/{name}/api/kernels/{kernel['id']}/channels",
-                           self.token, code, timeout)  # fmt: skip
+                           self.token, code, timeout)
         finally:
             self.request(f"user/{name}/api/kernels/{kernel['id']}", method="DELETE")
 
@@ -144,7 +144,7 @@ class Hub:
         try:
             kernel = session["kernel"]["id"]
             return execute(f"ws://127.0.0.1:{self.port}/user/{name}/api/kernels/{kernel}/channels",
-                           self.token, code, timeout)  # fmt: skip
+                           self.token, code, timeout)
         finally:
             self.request(f"user/{name}/api/sessions/{session['id']}", method="DELETE")
 
@@ -168,14 +168,14 @@ class Hub:
         environment = {**os.environ, "TFCOURSE_HUB_PREFIX": str(self.layout.prefix),
                        "TFCOURSE_HUB_PORT": str(self.port), "TFCOURSE_HUB_AUTH": self.auth,
                        "TFCOURSE_HUB_EXTRA_CONFIG": str(self.state / "test_config.py"),
-                       "TFCOURSE_HUB_STATE": str(self.state)}  # fmt: skip
+                       "TFCOURSE_HUB_STATE": str(self.state)}
         self.log.parent.mkdir(parents=True, exist_ok=True)  # another run may have cleared the artifacts meanwhile
         with self.log.open("a") as handle:
             self.process = subprocess.Popen(
                 [str(self.layout.env / "bin" / "jupyterhub"), "-f", str(self.config)],
                 cwd=self.state, env=environment, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True,
                 preexec_fn=ignore_interrupt if self.interrupt_ignored else None,
-            )  # fmt: skip
+            )
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -257,7 +257,7 @@ def send_request(connection: websocket.WebSocket, msg_type: str, content: dict) 
     session, msg_id = uuid.uuid4().hex, uuid.uuid4().hex
     header = {"msg_id": msg_id, "session": session, "username": "test", "msg_type": msg_type, "version": "5.3"}
     connection.send(json.dumps({"header": header, "parent_header": {}, "metadata": {}, "content": content,
-                                "channel": "shell"}))  # fmt: skip
+                                "channel": "shell"}))
     return msg_id
 
 
@@ -312,7 +312,7 @@ def ignore_interrupt() -> None:
 
 
 def start_hub(layout: HubLayout, log: Path, auth: str = "pam", state: Path | None = None, timeout: float = 120,
-              interrupt_ignored: bool = False, config: Path = CONFIG) -> Hub:  # fmt: skip
+              interrupt_ignored: bool = False, config: Path = CONFIG) -> Hub:
     """The course's hub (or the one ``config`` sets up) on free ports, logging in with ``auth``, its database and
     secrets in ``state``."""
     port, token, state = free_port_block(), secrets.token_hex(16), state or layout.state

@@ -300,7 +300,7 @@ EXTENSION_SHOWN = {ADA: "(your extension)", DAI: "（你的延期）"}
 
 def open_due_dates(run: ClassRun, page, user: str) -> str:
     """``~/DUE_DATES.md`` opened in the user's JupyterLab once it shows their extension; the text the page shows."""
-    from playwright.sync_api import expect  # noqa: PLC0415 (the browser tests skip without playwright)
+    from playwright.sync_api import expect  # the browser tests skip without playwright
 
     path = Path(f"/home/{user}/DUE_DATES.md")
     wait_for(lambda: path.exists() and EXTENSION_SHOWN[user] in path.read_text(), f"{user}'s DUE_DATES.md")
@@ -345,7 +345,7 @@ def test_the_later_submission_counts(class_run: ClassRun) -> None:
     bob = class_run.export.loc[BOB]
     assert 0 < bob["autograded_score"] < bob["autograded_max"]
     earned = [c.split(":")[1] for c in bob.index if c.startswith(f"{ASSIGNMENT}:") and not c.endswith(" why")
-              and c.split(":")[1].startswith(ONE_ANSWER) and bob[c] > 0]  # fmt: skip
+              and c.split(":")[1].startswith(ONE_ANSWER) and bob[c] > 0]
     assert earned, f"B's points do not come from {ONE_ANSWER}'s tests: {bob.to_dict()}"
 
 
@@ -691,7 +691,7 @@ def test_the_hub_and_proxy_restarted_mid_class_keep_servers_kernels_and_hand_ins
     hub.start_server(BOB)
     kernel = hub.request(f"user/{BOB}/api/kernels", method="POST", body={"name": "python3"})["id"]
     code = HOLD_AND_HAND_IN_WHILE_THE_HUB_IS_DOWN.format(hub_api_port=hub.port + 1, assignment=ASSIGNMENT,
-                                                         mark=HANDED_IN_MARK)  # fmt: skip
+                                                         mark=HANDED_IN_MARK)
     execute(kernel_url(hub, BOB, kernel), hub.token, code, timeout=120)
     hub.stop_process()
     down = time.monotonic()

@@ -143,7 +143,7 @@ def play(run: ClassRun, browser) -> None:
             # Whose pages Mal holds now: [names Ada, names Mal] per page (Mal's own graded hand-in has one).
             pattern = f"{ASSIGNMENT}/feedback/*/*.html"
             names = (f"import glob, json\ntexts = [open(p).read() for p in glob.glob({pattern!r})]\n"
-                     f"print(json.dumps([[{ADA!r} in t, {MAL!r} in t] for t in texts]))")  # fmt: skip
+                     f"print(json.dumps([[{ADA!r} in t, {MAL!r} in t] for t in texts]))")
             (run.artifacts / "mal-feedback-pages.json").write_text(run.hub.run_as(MAL, names))
         run.export = pd.read_csv(run.course / "grades.csv").set_index("student")
     finally:
@@ -188,7 +188,7 @@ def attack(run: ClassRun) -> None:
     tried["release over the assignment"] = shell_output(
         run, MAL, ["nbgrader", "release_assignment", ASSIGNMENT, "--force", f"--CourseDirectory.root=/home/{MAL}",
                    "--CourseDirectory.release_directory=."],
-    )  # fmt: skip
+    )
     (run.artifacts / "mal-attacks.json").write_text(json.dumps(tried, indent=1))
     run.feedback_page["mal attacks"] = json.dumps(tried)
 
@@ -389,7 +389,7 @@ def student_environment(run: ClassRun, student: str, token: str) -> dict[str, st
         "JUPYTER_CONFIG_PATH": os.pathsep.join(str(layout.role_config(role)) for role in ("student", "common")),
         "TFCOURSE_NGSHARE_URL": f"http://127.0.0.1:{run.hub.port + 3}/services/ngshare",
         VIEW_VARIABLE: str(layout.prefix / VIEW_FOLDER),
-    }  # fmt: skip
+    }
 
 
 def submit_as(run: ClassRun, student: str, token: str) -> subprocess.Popen:
@@ -401,7 +401,7 @@ def submit_as(run: ClassRun, student: str, token: str) -> subprocess.Popen:
         [str(layout.env / "bin" / "nbgrader"), "submit", ASSIGNMENT], cwd=account.pw_dir, env=environment,
         user=account.pw_uid, group=account.pw_gid, extra_groups=os.getgrouplist(student, account.pw_gid),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+    )
 
 
 def ngshare_process(run: ClassRun) -> psutil.Process | None:
@@ -545,11 +545,11 @@ def test_100_hand_ins_through_ngshare_within_a_minute_each_collected_byte_for_by
         handed_out = {student: hand_out(run, student) for student in DEADLINE_CLASS}
         first = time.monotonic() + 1.0
         children = [submit_forked(run, student, tokens[student], first + index * DEADLINE_STAGGER, reports / student)
-                    for index, student in enumerate(DEADLINE_CLASS)]  # fmt: skip
+                    for index, student in enumerate(DEADLINE_CLASS)]
         for pid in children:
             os.waitpid(pid, 0)
         outcomes = {student: json.loads((reports / student).read_text()) if (reports / student).exists()
-                    else {"error": "no report"} for student in DEADLINE_CLASS}  # fmt: skip
+                    else {"error": "no report"} for student in DEADLINE_CLASS}
         failed = {student: outcome["error"] for student, outcome in outcomes.items() if "error" in outcome}
         assert not failed, f"{len(failed)} of 100 submits failed; the first: {next(iter(failed.items()))}"
         seconds = sorted(outcome["seconds"] for outcome in outcomes.values())
@@ -562,7 +562,7 @@ def test_100_hand_ins_through_ngshare_within_a_minute_each_collected_byte_for_by
         missing = [s for s in DEADLINE_CLASS if not (submitted / s / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()]
         assert not missing, f"{len(missing)} hand-ins not collected ({missing[:5]}); collect said:\n{collected[-2000:]}"
         changed = [s for s in DEADLINE_CLASS
-                   if (submitted / s / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_bytes() != handed_out[s]]  # fmt: skip
+                   if (submitted / s / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_bytes() != handed_out[s]]
         assert not changed, f"collected notebooks differ from what their students handed in: {changed[:5]}"
     finally:
         shutil.rmtree(reports, ignore_errors=True)
@@ -570,7 +570,7 @@ def test_100_hand_ins_through_ngshare_within_a_minute_each_collected_byte_for_by
             remove_user(student)
     figures = {"students": 100, "stagger_s": DEADLINE_STAGGER, "median_submit_s": round(statistics.median(seconds), 2),
                "p95_submit_s": round(seconds[94], 2), "slowest_submit_s": round(seconds[-1], 2),
-               "last_done_after_s": round(last, 1), "collect_s": round(collect_seconds, 1)}  # fmt: skip
+               "last_done_after_s": round(last, 1), "collect_s": round(collect_seconds, 1)}
     (run.artifacts / "deadline-burst.json").write_text(json.dumps(figures, indent=1))
     run.seconds[f"100 hand-ins through ngshare: {figures}"] = round(time.monotonic() - started, 1)
     (run.artifacts / "timings.json").write_text(json.dumps(run.seconds, indent=1))
@@ -589,7 +589,7 @@ def upload_junk(run: ClassRun, token: str, size: int) -> str:
     try:
         connection.putrequest("POST", f"/services/ngshare/submission/{COURSE_ID}/{ASSIGNMENT}")
         for name, value in (("Authorization", f"token {token}"), ("Content-Length", str(len(prefix) + size)),
-                            ("Content-Type", "application/x-www-form-urlencoded")):  # fmt: skip
+                            ("Content-Type", "application/x-www-form-urlencoded")):
             connection.putheader(name, value)
         connection.endheaders(prefix)
         for start in range(0, size, len(chunk)):
@@ -636,7 +636,7 @@ def test_a_flood_of_large_uploads_stays_within_ngshare_s_memory_limit_and_hand_i
     stopped = oom_kills(cgroup) - kills_before
     seen_by = (f"{FLOOD} uploads of {FLOOD_BYTES:,} bytes at once: ngshare's cgroup at most {charged >> 20} MiB, "
                f"{refused} charges refused, ngshare stopped {stopped} time(s), resident at most {peak >> 20} MiB; "
-               f"the uploads ended {dict(collections.Counter(ended))}")  # fmt: skip
+               f"the uploads ended {dict(collections.Counter(ended))}")
     run.seconds[seen_by] = round(time.monotonic() - started, 1)
     assert charged <= 2**30 and (refused > 0 or stopped > 0), f"the flood did not press on ngshare's limit: {seen_by}"
     deadline = time.monotonic() + 120

@@ -48,7 +48,7 @@ class Channel(tornado.websocket.WebSocketHandler):
         request = json.loads(message)
         if self.behaviour == "answer":
             reply = {"header": {"msg_type": "stream"}, "parent_header": request["header"],
-                     "content": {"name": "stdout", "text": "started\n"}}  # fmt: skip
+                     "content": {"name": "stdout", "text": "started\n"}}
             self.write_message(json.dumps(reply))
         self.close()
 
@@ -105,7 +105,7 @@ def test_a_channel_that_only_pings_ends_at_the_deadline(channel_url) -> None:
         started = time.monotonic()
         try:
             execute(url, "token", "print('hello')", timeout=2)
-        except Exception as error:  # noqa: BLE001 (the outcome, whatever it is, is asserted below)
+        except Exception as error:  # the outcome, whatever it is, is asserted below
             outcome.append((error, time.monotonic() - started))
 
     reader = threading.Thread(target=run, daemon=True)

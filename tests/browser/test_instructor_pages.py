@@ -48,7 +48,7 @@ SETTLE_SECONDS = 4.0  # after a page has loaded: time for a delayed payload (a r
 # Chromium's Local Network Access checks refuse a page's requests to another loopback port on their own: off here,
 # so that the course's policy alone is tested, as in a browser without them (Firefox, an older Chromium).
 WITHOUT_LOCAL_NETWORK_CHECKS = ["--disable-features=LocalNetworkAccessChecks,PrivateNetworkAccessSendPreflights,"
-                                "BlockInsecurePrivateNetworkRequests"]  # fmt: skip
+                                "BlockInsecurePrivateNetworkRequests"]
 
 
 def attack(listener: str, family: str) -> str:
@@ -112,7 +112,7 @@ class Listener(http.server.ThreadingHTTPServer):
                 self.send_response(204)
                 self.end_headers()
 
-            do_GET = do_POST = do_PUT = do_OPTIONS = do_any  # noqa: N815 (http.server's names)
+            do_GET = do_POST = do_PUT = do_OPTIONS = do_any  # http.server's names
 
             def log_message(self, format: str, *args: object) -> None:
                 pass
@@ -234,7 +234,7 @@ def test_no_student_markup_runs_in_the_instructors_pages(
     folder = f"grading/submitted/{STUDENT}/{ASSIGNMENT}"
     autograded = f"grading/autograded/{STUDENT}/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
     for where in (f"formgrader/submissions/{submission_id}/notes.html", f"files/{folder}/notes.html",
-                  f"view/{folder}/notes.html", f"nbconvert/html/{autograded}?download=false"):  # fmt: skip
+                  f"view/{folder}/notes.html", f"nbconvert/html/{autograded}?download=false"):
         response = page.goto(lab.url(where))
         assert response is not None and response.status < 400, f"{where}: HTTP {response and response.status}"
         settle_and_check(page, lab, listener, course, kernels, where)

@@ -81,11 +81,11 @@ def burst() -> Iterator[tuple[Run, dict[str, dict], float]]:
             place_fetched(run, student)
         first = time.monotonic() + 1.0
         children = [submit_in_child(s, ASSIGNMENT, run.env(s), first + i * STAGGER, reports / s)
-                    for i, s in enumerate(BURST_STUDENTS)]  # fmt: skip
+                    for i, s in enumerate(BURST_STUDENTS)]
         for pid in children:
             os.waitpid(pid, 0)
         outcomes = {s: json.loads((reports / s).read_text()) if (reports / s).exists() else {"error": "no report"}
-                    for s in BURST_STUDENTS}  # fmt: skip
+                    for s in BURST_STUDENTS}
         for outcome in outcomes.values():
             if "began" in outcome:
                 outcome["ended_after"] = outcome["began"] + outcome["seconds"] - first
@@ -107,7 +107,7 @@ def test_every_submit_of_the_burst_succeeds_within_the_window(burst: tuple[Run, 
     figures = {"students": CLASS_SIZE, "stagger_s": STAGGER, "median_submit_s": round(statistics.median(seconds), 2),
                "p95_submit_s": round(seconds[int(0.95 * len(seconds)) - 1], 2),
                "slowest_submit_s": round(seconds[-1], 2), "last_done_after_s": round(last, 1),
-               "collect_s": round(collect_seconds, 1)}  # fmt: skip
+               "collect_s": round(collect_seconds, 1)}
     report = Path(os.environ.get("TFCOURSE_BURST_REPORT", Path(tempfile.gettempdir()) / "tfcourse-burst.json"))
     report.write_text(json.dumps(figures, indent=1))
     print("deadline burst:", figures)

@@ -60,7 +60,7 @@ FAMILIES = {
     "tfx-stampdir": ("timestamp.txt a folder", f"os.mkdir(d)\n{MARKS}os.mkdir(d + '/timestamp.txt')",
                      "timestamp.txt is a folder"),
     "tfx-notdir": ("a file where the hand-in folder belongs", "open(d, 'w').write('{}')", "not a folder"),
-}  # fmt: skip
+}
 # Feedback folders release feedback must skip (grading/feedback/<student>/01_attention, made as the instructor): each
 # family's as nbgrader's own collect would have let it through, written as the course's feedback step writes pages.
 BROKEN_FEEDBACK = {
@@ -99,7 +99,7 @@ class Run:
         config = [str(self.layout.role_config(role)), str(self.layout.role_config("common"))]
         env = {"HOME": home, "USER": user, "LOGNAME": user, "LANG": "C.UTF-8",
                "PATH": f"{self.layout.env / 'bin'}:/usr/bin:/bin",
-               "JUPYTER_CONFIG_PATH": os.pathsep.join(config)}  # fmt: skip
+               "JUPYTER_CONFIG_PATH": os.pathsep.join(config)}
         if role == "instructor":
             env["PYTHONPATH"] = str(self.layout.course)
         return env
@@ -109,7 +109,7 @@ class Run:
         done = subprocess.run(
             argv, cwd=cwd or pwd.getpwnam(user).pw_dir, env=self.env(user), user=user,
             group=pwd.getpwnam(user).pw_gid, extra_groups=groups, capture_output=True, text=True, timeout=180,
-        )  # fmt: skip
+        )
         output = done.stdout + done.stderr
         self.last_exit = done.returncode
         if check and done.returncode:
@@ -123,7 +123,7 @@ class Run:
     def attempt(self, name: str, user: str, code: str) -> str:
         """Python run as ``user``: 'done', or the name of the error that stopped it."""
         wrapped = (f"try:\n{indent(code)}\n    print('done')\n"
-                   "except OSError as error:\n    print(type(error).__name__)\n")  # fmt: skip
+                   "except OSError as error:\n    print(type(error).__name__)\n")
         outcome = self.as_user(user, [str(self.layout.python), "-c", wrapped]).strip().splitlines()[-1]
         self.outcomes[name] = outcome
         return outcome
@@ -151,7 +151,7 @@ def attacked() -> Iterator[Run]:
     if os.geteuid() != 0:
         pytest.skip("the exchange attack test creates system users and runs as each of them: root only (CI is root)")
     users = {TEACHER: INSTRUCTORS, ADA: STUDENTS, MAL: STUDENTS, CY: STUDENTS, ZOE: STUDENTS,
-             **dict.fromkeys(FAMILIES, STUDENTS)}  # fmt: skip
+             **dict.fromkeys(FAMILIES, STUDENTS)}
     for user in users:
         remove_user(user)
     layout = fresh_layout()
@@ -176,19 +176,19 @@ def play(run: Run) -> None:
     planted = exchange / "outbound" / ASSIGNMENT
     run.attempt("1: plant outbound/01 before the release", MAL,
                 f"import os\nos.makedirs({str(planted / 'tfcourse')!r})\n"
-                f"open({str(planted / (ASSIGNMENT + '.ipynb'))!r}, 'w').write({TAMPERED!r})")  # fmt: skip
+                f"open({str(planted / (ASSIGNMENT + '.ipynb'))!r}, 'w').write({TAMPERED!r})")
     run.attempt("1: replace the exchange's course folder before the release", MAL,
-                f"import os\nos.rename({str(exchange)!r}, {str(exchange) + '-gone'!r})")  # fmt: skip
+                f"import os\nos.rename({str(exchange)!r}, {str(exchange) + '-gone'!r})")
     run.outputs["release"] = run.nbgrader(TEACHER, "release_assignment", ASSIGNMENT, "--force")
     # 2. After the release: swap the course folder, or write into what others fetch.
     run.attempt("2: rename the course folder away", MAL,
-                f"import os\nos.rename({str(exchange)!r}, {str(exchange) + '-mine'!r})")  # fmt: skip
+                f"import os\nos.rename({str(exchange)!r}, {str(exchange) + '-mine'!r})")
     run.attempt("2: rename outbound away", MAL,
-                f"import os\nos.rename({str(exchange / 'outbound')!r}, {str(exchange / 'x')!r})")  # fmt: skip
+                f"import os\nos.rename({str(exchange / 'outbound')!r}, {str(exchange / 'x')!r})")
     run.attempt("2: add a package to the released folder", MAL,
-                f"import os\nos.makedirs({str(planted / 'tfcourse')!r})")  # fmt: skip
+                f"import os\nos.makedirs({str(planted / 'tfcourse')!r})")
     run.attempt("2: overwrite the released notebook", MAL,
-                f"open({str(planted / (ASSIGNMENT + '.ipynb'))!r}, 'w').write('x')")  # fmt: skip
+                f"open({str(planted / (ASSIGNMENT + '.ipynb'))!r}, 'w').write('x')")
     for student in (ADA, MAL, CY, ZOE):
         run.nbgrader(student, "fetch_assignment", ASSIGNMENT)
     run.outputs["ada submit"] = run.nbgrader(ADA, "submit", ASSIGNMENT)
@@ -200,24 +200,24 @@ def play(run: Run) -> None:
     run.outputs["mal submit as ada"] = run.nbgrader(
         MAL, "submit", ASSIGNMENT, f"--student={ADA}", f"--Exchange.timestamp_format={FUTURE}",
         "--ExchangeFactory.submit=nbgrader.exchange.default.submit.ExchangeSubmit",
-    )  # fmt: skip
+    )
     # Ada's own hand-in, its name known: read her secret, replace or remove the hand-in.
     run.attempt("3: read Ada's submission secret", MAL, f"open({str(ada_folder / 'submission_secret.txt')!r}).read()")
     run.attempt("3: replace Ada's notebook", MAL,
-                f"open({str(ada_folder / (ASSIGNMENT + '.ipynb'))!r}, 'w').write({TAMPERED!r})")  # fmt: skip
+                f"open({str(ada_folder / (ASSIGNMENT + '.ipynb'))!r}, 'w').write({TAMPERED!r})")
     run.attempt("3: rename Ada's hand-in away", MAL,
-                f"import os\nos.rename({str(ada_folder)!r}, {str(ada_folder) + '-x'!r})")  # fmt: skip
+                f"import os\nos.rename({str(ada_folder)!r}, {str(ada_folder) + '-x'!r})")
     run.attempt("list the inbound folder", MAL, f"import os\nos.listdir({str(exchange / 'inbound')!r})")
     # 3b. Debris under Ada's name, newer than her hand-in: more folders than collect looks at of one student.
     debris = [exchange / "inbound" / f"{ADA}+{ASSIGNMENT}+{FUTURE}+d{index:02}" for index in range(DEBRIS)]
     run.attempt("3: make empty folders named for Ada", MAL,
-                "import os\n" + "\n".join(f"os.mkdir({str(folder)!r})" for folder in debris))  # fmt: skip
+                "import os\n" + "\n".join(f"os.mkdir({str(folder)!r})" for folder in debris))
     run.attempt("3: the instructor removes a folder Mal made for Ada", TEACHER,
-                f"import os\nos.rmdir({str(debris[0])!r})")  # fmt: skip
+                f"import os\nos.rmdir({str(debris[0])!r})")
     # 4. Forged time: Cy hands in now, claims 2000 in the name, then edits timestamp.txt
     # (nbgrader's own submit, which logs the folder's name).
     cy_log = run.nbgrader(CY, "submit", ASSIGNMENT, f"--Exchange.timestamp_format={PAST}",
-                          "--ExchangeFactory.submit=nbgrader.exchange.default.submit.ExchangeSubmit")  # fmt: skip
+                          "--ExchangeFactory.submit=nbgrader.exchange.default.submit.ExchangeSubmit")
     run.outputs["cy submit"] = cy_log
     cy_folder = handins(run, CY)[0]
     run.attempt("4: edit the own timestamp.txt", CY, f"open({str(cy_folder / 'timestamp.txt')!r}, 'w').write({PAST!r})")
@@ -245,9 +245,9 @@ def play(run: Run) -> None:
             f"open(d + '/{SECRET_FILE}', 'w').write(os.urandom(64).hex())\n"  # else refused for its missing secret
             f"end = time.time() + 20\nwhile time.time() < end:\n"
             f"    open(f + '.t', 'w').write('PLAIN'); os.replace(f + '.t', f)\n"
-            f"    os.symlink({str(solution)!r}, f + '.l'); os.replace(f + '.l', f)\n")  # fmt: skip
+            f"    os.symlink({str(solution)!r}, f + '.l'); os.replace(f + '.l', f)\n")
     racing = subprocess.Popen([str(run.layout.python), "-c", swap], env=run.env(MAL), user=MAL,
-                              cwd=pwd.getpwnam(MAL).pw_dir)  # fmt: skip
+                              cwd=pwd.getpwnam(MAL).pw_dir)
     time.sleep(1)
     try:
         run.outputs["collect"] = run.nbgrader(TEACHER, "collect", ASSIGNMENT, "--update")
@@ -267,7 +267,7 @@ def play(run: Run) -> None:
     run.exit_codes["release feedback"] = run.last_exit
     run.attempt("5: list the feedback folder", MAL, f"import os\nos.listdir({str(exchange / 'feedback')!r})")
     run.attempt("5: plant a feedback page", MAL,
-                f"open({str(exchange / 'feedback' / ('0' * 64 + '.html'))!r}, 'w').write('<p>0 / 16</p>')")  # fmt: skip
+                f"open({str(exchange / 'feedback' / ('0' * 64 + '.html'))!r}, 'w').write('<p>0 / 16</p>')")
     run.outputs["ada fetch feedback"] = run.nbgrader(ADA, "fetch_feedback", ASSIGNMENT)
     run.outputs["cy fetch feedback"] = run.nbgrader(CY, "fetch_feedback", ASSIGNMENT)
     run.outputs["zoe fetch feedback"] = run.nbgrader(ZOE, "fetch_feedback", ASSIGNMENT)
@@ -289,7 +289,7 @@ def write_feedback(run: Run, student: str, page: str, make: str = "") -> None:
                           f"for name in ('timestamp.txt', '{SECRET_FILE}'):\n"
                           f"    if os.path.isfile(s + '/' + name):\n        shutil.copy(s + '/' + name, f)\n"
                           f"    elif not os.path.isdir(s):\n        open(f + '/' + name, 'w').write('{'cd' * 64}')\n"
-                          f"{make}\n"])  # fmt: skip
+                          f"{make}\n"])
 
 
 def test_nothing_planted_before_or_after_the_release_reaches_another_student(attacked: Run) -> None:
@@ -317,7 +317,7 @@ def test_a_hand_in_as_another_student_is_refused_and_the_victim_s_counts(attacke
     ), made  # his nbgrader submit as Ada, and the empty folders
     assert f"naming {MAL} ({ADA}+{ASSIGNMENT}+(made by {MAL}))" in attacked.outputs["collect"]
     for attack in ("3: read Ada's submission secret", "3: replace Ada's notebook", "3: rename Ada's hand-in away",
-                   "list the inbound folder"):  # fmt: skip
+                   "list the inbound folder"):
         assert attacked.outcomes[attack] == "PermissionError", (attack, attacked.outcomes[attack])
 
 
@@ -379,7 +379,7 @@ def test_each_missing_or_misplaced_file_costs_its_own_student_only(attacked: Run
         collected = (course / "grading" / "submitted" / student / ASSIGNMENT).is_dir()
         if reason:
             assert not collected and reason in refused.get(student, ""), f"{what}: expected refused ({reason!r}), " \
-                f"got collected={collected}, refusal {refused.get(student)!r}"  # fmt: skip
+                f"got collected={collected}, refusal {refused.get(student)!r}"
         else:
             assert collected and student not in refused, f"{what}: expected collected, got {refused.get(student)!r}"
     assert submitted_at(course / "grading" / "submitted" / "tfx-nostamp" / ASSIGNMENT) is not None, "no server time"

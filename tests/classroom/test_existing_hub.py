@@ -82,10 +82,10 @@ def department_env(department: HubLayout) -> None:
         constraints.write_text(hub_constraints())
         pins = [line for line in pins_of("requirements-lock.txt") if line.split("==")[0] in DEPARTMENT_PACKAGES]
         subprocess.run([str(department.python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                        *pins, "-c", str(constraints)], check=True, timeout=1200)  # fmt: skip
+                        *pins, "-c", str(constraints)], check=True, timeout=1200)
         stamp.write_text(value)
     site = subprocess.run([str(department.python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True, timeout=60).stdout.strip()  # fmt: skip
+                          capture_output=True, text=True, check=True, timeout=60).stdout.strip()
     (Path(site) / "tfcourse-runtime.pth").unlink(missing_ok=True)  # what the course's last install left in it
     shutil.rmtree(department.env / "etc" / "ipython", ignore_errors=True)
 
@@ -124,7 +124,7 @@ def department(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Department]
     env = str(hub_layout.env)
     config = DEPARTMENT / "jupyterhub_config.py"
     config.write_text(DEPARTMENT_CONFIG.format(proxy=str(hub_layout.proxy), path=f"{env}/bin:/usr/bin:/bin",
-                                               singleuser=f"{env}/bin/jupyterhub-singleuser"))  # fmt: skip
+                                               singleuser=f"{env}/bin/jupyterhub-singleuser"))
     roster = tmp_path_factory.mktemp("roster") / "roster.csv"
     roster.write_text(f"student\n{ADA}\n")
     run = Department(hub=None, layout=layout)  # type: ignore[arg-type]
@@ -132,9 +132,9 @@ def department(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Department]
         printed = admin(run, "python -m classroom.install", [
             str(hub_layout.python), "-m", "classroom.install", "--students", env, "--instructor", env,
             "--instructor-user", TEACHER, "--prefix", str(COURSE_PREFIX),
-        ])  # fmt: skip
+        ])
         admin(run, "python -m classroom.roster", [str(hub_layout.python), "-m", "classroom.roster", str(roster),
-                                                  "--prefix", str(COURSE_PREFIX)])  # fmt: skip
+                                                  "--prefix", str(COURSE_PREFIX)])
         lines = printed.split("add these lines at the end of the hub's jupyterhub_config.py, then restart the hub:")[1]
         with config.open("a") as handle:
             handle.write(lines)
@@ -165,7 +165,7 @@ def play_the_class(run: Department) -> None:
     answers = reference_answers(nbformat.read(source_notebook(ASSIGNMENT), as_version=4))
     filled = nbformat.writes(fill_answers(nbformat.read(release_notebook(ASSIGNMENT), as_version=4), answers))
     run.hub.run_as(ADA, f"import pathlib\npathlib.Path.home().joinpath({ASSIGNMENT!r}, {ASSIGNMENT + '.ipynb'!r})"
-                        f".write_text({filled!r})\n")  # fmt: skip
+                        f".write_text({filled!r})\n")
     step(run, "submit", ADA, ["nbgrader", "submit", ASSIGNMENT])
     step(run, "collect", TEACHER, ["nbgrader", "collect", ASSIGNMENT], course)
     step(run, "grade", TEACHER, ["python", "-m", "autograder", "grade", "--assignment", ASSIGNMENT], course)
@@ -196,7 +196,7 @@ def test_the_student_gets_the_student_side_only(department: Department):
     assert hub.run_as(ADA, "import tfcourse; print(tfcourse.__version__)").strip()
     course_file = str(department.layout.course / "nbgrader_config.py")
     for code, error in (("import autograder.course.settings", "ModuleNotFoundError"),
-                        (f"open({course_file!r})", "PermissionError")):  # fmt: skip
+                        (f"open({course_file!r})", "PermissionError")):
         with pytest.raises(KernelError, match=error):
             hub.run_as(ADA, code)
     assert page(hub, f"user/{ADA}/formgrader")[0] == 404

@@ -50,7 +50,7 @@ def as_user(user: str, argv: list[str]) -> subprocess.CompletedProcess:
     account = pwd.getpwnam(user)
     become = [SETPRIV, f"--reuid={account.pw_uid}", f"--regid={account.pw_gid}", "--init-groups"]
     return subprocess.run([*become, *argv], capture_output=True, text=True, timeout=120,
-                          env={"HOME": account.pw_dir, "PATH": "/usr/bin:/bin"})  # fmt: skip
+                          env={"HOME": account.pw_dir, "PATH": "/usr/bin:/bin"})
 
 
 def unmount(home: Path) -> None:

@@ -55,7 +55,7 @@ def dockerfile() -> list[tuple[str, str]]:
 def exec_config(path: Path) -> Config:
     """A Jupyter config file run the way traitlets runs it (``c = get_config()``)."""
     config = Config()
-    exec(compile(path.read_text(), str(path), "exec"), {"get_config": lambda: config})  # noqa: S102
+    exec(compile(path.read_text(), str(path), "exec"), {"get_config": lambda: config})
     return config
 
 
@@ -90,7 +90,7 @@ def offered_profiles(values: dict, groups: list[str], volumes_as_dict: bool = Fa
     """The profiles the values' hub.extraConfig offers a user in ``groups``."""
     c = chart_config(values, volumes_as_dict)
     for code in values["hub"]["extraConfig"].values():
-        exec(compile(code, "hub.extraConfig", "exec"), {"c": c})  # noqa: S102
+        exec(compile(code, "hub.extraConfig", "exec"), {"c": c})
     user = SimpleNamespace(name="someone", groups=[SimpleNamespace(name=g) for g in groups])
     return c, c.KubeSpawner.profile_list(SimpleNamespace(user=user))
 
@@ -135,7 +135,7 @@ def test_the_image_installs_the_locked_pins(dockerfile):
     assert "/opt/tfcourse/pins/requirements-lock.txt" == words[words.index("-c") + 1]
     # ngshare-exchange, the exchange's client, without the stale requirement nbgrader 0.9.6 cannot meet
     assert commands[1].split() == ["pip", "install", "--no-deps", "-r",
-                                   "/opt/tfcourse/pins/classroom/requirements-hub-nodeps.txt"]  # fmt: skip
+                                   "/opt/tfcourse/pins/classroom/requirements-hub-nodeps.txt"]
     # and without what `make install` removes again (requirements-removed.txt)
     assert commands[2].split() == ["pip", "uninstall", "--yes", "-r", "/opt/tfcourse/pins/requirements-removed.txt"]
     copied = [shlex.split(a) for k, a in dockerfile if k == "COPY"]
@@ -211,7 +211,7 @@ def test_the_exchange_is_the_ngshare_service_the_hub_registers(values, dockerfil
     storage = values["singleuser"]["storage"]
     assert not storage.get("extraVolumes") and not storage.get("extraVolumeMounts")
     claims = [d["metadata"]["name"] for d in yaml.safe_load_all((K8S / "pvc-course.yaml").read_text())
-              if d["kind"] == "PersistentVolumeClaim"]  # fmt: skip
+              if d["kind"] == "PersistentVolumeClaim"]
     assert claims == ["tfcourse-course"]
 
 

@@ -61,12 +61,12 @@ def as_student(cgroups: StudentCgroups, user: str, code: str, **popen) -> subpro
         [*become, PYTHON, "-c", code], preexec_fn=lambda: cgroups.join(user, os.getpid()),
         env={"PYTHONPATH": str(REPO), "HOME": account.pw_dir, "PATH": "/usr/bin:/bin"}, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **popen,
-    )  # fmt: skip
+    )
 
 
 def test_past_the_limit_only_that_student_loses_a_process_and_is_told_why(cgroups: StudentCgroups) -> None:
     holding = as_student(cgroups, B, "import sys\nkept = b'x' * (64 * 2**20)\nprint('holding', flush=True)\n"
-                         "sys.stdin.readline()\nprint(len(kept))\n", stdin=subprocess.PIPE)  # fmt: skip
+                         "sys.stdin.readline()\nprint(len(kept))\n", stdin=subprocess.PIPE)
     try:
         assert holding.stdout.readline().strip() == "holding"
         greedy = as_student(cgroups, A, "chunks = [b'x' * 2**24 for _ in range(64)]\nprint('allocated 1 GiB')\n")
@@ -91,7 +91,7 @@ def test_the_cpu_quota_holds_a_busy_student_to_their_share(cgroups: StudentCgrou
     cgroups.prepare(A, LIMIT, 0.2)
     try:
         busy = as_student(cgroups, A, "import os, time\nend = time.monotonic() + 1.5\nwhile time.monotonic() < end:\n"
-                          "    pass\nprint(sum(os.times()[:2]))\n")  # fmt: skip
+                          "    pass\nprint(sum(os.times()[:2]))\n")
         output, _ = busy.communicate(timeout=60)
     finally:
         cgroups.prepare(A, LIMIT, None)
@@ -132,7 +132,7 @@ def test_a_fork_bomb_stops_at_the_student_s_limit_and_the_others_still_start_pro
         )
         assert int((cgroups.of(A)[2] / "pids.current").read_text()) == TASKS, "A's bomb holds the whole limit"
         other = as_student(cgroups, B, "import subprocess\nprint(sum(subprocess.run(['/bin/true']).returncode == 0 "
-                           "for _ in range(50)))\n")  # fmt: skip
+                           "for _ in range(50)))\n")
         output, _ = other.communicate(timeout=60)
         assert output.strip() == "50", f"B could not start processes while A's fork bomb ran: {output!r}"
     finally:
@@ -143,20 +143,20 @@ def test_a_fork_bomb_stops_at_the_student_s_limit_and_the_others_still_start_pro
 
 def test_a_student_reads_their_own_cgroup_statistics_and_no_one_else_s(cgroups: StudentCgroups) -> None:
     files = {folder / name for folder, name in zip(cgroups.of(A), ("memory.usage_in_bytes", "cpu.stat",
-                                                                   "pids.current"), strict=True)}  # fmt: skip
+                                                                   "pids.current"), strict=True)}
     code = ("import sys\nfor name in sys.argv[1:]:\n    try:\n        open(name).read()\n        print('read', name)\n"
-            "    except PermissionError:\n        print('refused', name)\n")  # fmt: skip
+            "    except PermissionError:\n        print('refused', name)\n")
     listing = [str(cgroups.memory)]
     for user, expected in ((A, "read"), (B, "refused")):
         account = pwd.getpwnam(user)
         reader = subprocess.run(
             [SETPRIV, f"--reuid={account.pw_uid}", f"--regid={account.pw_gid}", "--init-groups", PYTHON, "-c", code,
              *map(str, sorted(files))], capture_output=True, text=True, timeout=60, check=True,
-        )  # fmt: skip
+        )
         outcomes = {line.split(" ", 1)[0] for line in reader.stdout.splitlines()}
         assert outcomes == {expected}, f"{user} reading {A}'s cgroup files: {reader.stdout!r}"
         lister = subprocess.run([SETPRIV, f"--reuid={account.pw_uid}", f"--regid={account.pw_gid}", "--init-groups",
-                                 "/bin/ls", *listing], capture_output=True, text=True, timeout=60)  # fmt: skip
+                                 "/bin/ls", *listing], capture_output=True, text=True, timeout=60)
         assert lister.returncode != 0 and "Permission denied" in lister.stderr, (
             f"{user} listed the students who have a cgroup: {lister.stdout!r}"
         )
@@ -184,7 +184,7 @@ def test_the_hub_s_settings_follow_make_hub_s_variables(cgroups: StudentCgroups,
 
 def test_without_a_writable_memory_controller_the_reason_is_said() -> None:
     nowhere = StudentCgroups(Path("/sys/fs/cgroup/no-such-controller/tfcourse-students"), Path("/nonexistent/x"),
-                             Path("/nonexistent/y"))  # fmt: skip
+                             Path("/nonexistent/y"))
     why_not = nowhere.unavailable()
     assert why_not and "/sys/fs/cgroup/no-such-controller/memory.limit_in_bytes" in why_not and "SystemdSpawner" in (
         why_not

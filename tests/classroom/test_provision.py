@@ -63,7 +63,7 @@ def test_each_role_gets_its_tools(tmp_path: Path) -> None:
     assert shared.Execute.timeout == CourseSettings().cell_timeout, (
         f"a student's Validate should allow each cell what grading allows ({CourseSettings().cell_timeout} s), not "
         f"{shared.Execute.timeout}: nbgrader's own default (30 s) fails validations that grading passes"
-    )  # fmt: skip
+    )
     student = layout.role_config("student")
     extensions = json.loads((student / "jupyter_server_config.json").read_text())["ServerApp"]["jpserver_extensions"]
     assert extensions == STUDENT_SERVER_EXTENSIONS and not extensions["nbgrader.server_extensions.formgrader"]

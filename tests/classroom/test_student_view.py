@@ -54,7 +54,7 @@ def course_with_dates(root: Path, due_dates: str, extensions: str | None) -> Pat
 
 def test_each_student_s_view_holds_every_due_date_their_extension_and_their_language(tmp_path: Path) -> None:
     course = course_with_dates(tmp_path, f"{ASSIGNMENT},2026-12-07T23:59:00+08:00\n02_multi_head_attention,\n",
-                               f"dai,{ASSIGNMENT},+26h\n")  # fmt: skip
+                               f"dai,{ASSIGNMENT},+26h\n")
     published = views(course, {"dai": "zh", "eve": "fr"}, ["ada", "dai", "eve"])
     ada, dai = published["ada"], published["dai"]
     assert ada.language == "en" and dai.language == "zh" and published["eve"].language == "en"  # unknown: English

@@ -77,7 +77,7 @@ def make_student(tmp_path: Path, edition: str, **limits: int) -> Student:
     (home / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").write_text(json.dumps(notebook))
     lines = [f"c.Exchange.root = {str(exchange)!r}", f"c.Exchange.cache = {str(tmp_path / 'cache')!r}",
              f"c.CourseDirectory.course_id = {COURSE_ID!r}",
-             "c.ExchangeFactory.submit = 'classroom.student_submit.PrivateSubmit'"]  # fmt: skip
+             "c.ExchangeFactory.submit = 'classroom.student_submit.PrivateSubmit'"]
     lines += [f"c.SafeExchangeCollect.{name} = {value}" for name, value in limits.items()]
     (home / "nbgrader_config.py").write_text("\n".join(lines) + "\n")  # what the hub's common settings hold
     config = Config()
@@ -121,7 +121,7 @@ def test_a_hand_in_over_collect_s_byte_limit_is_refused_before_it_is_handed_in(
     [("en", "link", "is a symbolic link: a hand-in holds plain files and folders only"),
      ("zh", "link", "./solution.ipynb 是符号链接：作业只能包含普通文件和文件夹"),
      ("en", "fifo", "is a named pipe"), ("zh", "fifo", "是命名管道")],
-)  # fmt: skip
+)
 def test_links_and_special_files_are_refused_in_the_student_s_edition(
     tmp_path: Path, edition: str, kind: str, said: str
 ) -> None:
@@ -174,7 +174,7 @@ def test_what_nbgrader_leaves_out_is_not_counted(tmp_path: Path) -> None:
     (handed_in,) = student.inbound
     assert sorted(path.name for path in handed_in.iterdir()) == [
         f"{ASSIGNMENT}.ipynb", "submission_secret.txt", "timestamp.txt"
-    ]  # fmt: skip
+    ]
 
 
 def test_the_assignments_tab_and_the_command_line_say_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -189,7 +189,7 @@ def test_the_assignments_tab_and_the_command_line_say_it(tmp_path: Path, monkeyp
     assert answer["success"] is False and "未提交：超过 67,108,864 字节" in answer["value"], answer
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "-m", "nbgrader", "submit", ASSIGNMENT], cwd=student.home, env=env,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and "未提交：超过 67,108,864 字节" in done.stderr, done.stderr[-2000:]
     assert student.inbound == []
 
@@ -238,9 +238,9 @@ def test_the_student_s_runtime_holds_what_the_submit_imports(tmp_path: Path) -> 
         elif (REPO / part).is_dir() and part != "data" and not part.startswith(("data/", "notebooks")):
             shutil.copytree(REPO / part, runtime / part, ignore=shutil.ignore_patterns("__pycache__"))
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import classroom.student_submit as s, autograder\n"
-            "print(s.measure_handin.__module__, autograder.__file__)")  # fmt: skip
+            "print(s.measure_handin.__module__, autograder.__file__)")
     done = subprocess.run([sys.executable, "-I", "-c", code, str(runtime)], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+                          text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["autograder.pipeline.handins", str(runtime / "autograder" / "__init__.py")]
 

@@ -78,7 +78,7 @@ class TljhHooks:
 
 
 IMPLEMENTED = {"tljh_extra_apt_packages", "tljh_extra_user_pip_packages", "tljh_post_install",
-               "tljh_new_user_create", "tljh_custom_jupyterhub_config"}  # fmt: skip
+               "tljh_new_user_create", "tljh_custom_jupyterhub_config"}
 
 
 @pytest.fixture
@@ -125,7 +125,7 @@ def test_the_hub_config_hook_adds_the_course_to_tljh_s_config(pm: pluggy.PluginM
 
 
 def test_the_post_install_hook_installs_into_tljh_s_user_environment(pm: pluggy.PluginManager, tmp_path: Path,
-                                                                     monkeypatch):  # fmt: skip
+                                                                     monkeypatch):
     """Called where TLJH's user environment is missing: it names that environment and changes nothing first."""
     monkeypatch.setenv("TLJH_INSTALL_PREFIX", str(tmp_path))
     with pytest.raises(SystemExit, match=str(tmp_path / "user")):
@@ -152,7 +152,7 @@ def test_collect_checks_each_hand_in_against_the_account_the_template_names():
     config.SafeExchangeCollect.owner_must_match = True
     config.SafeExchangeCollect.account_name = "r{student}"  # an account this machine has: root, for student "oot"
     collect = SafeExchangeCollect(coursedir=CourseDirectory(config=config), authenticator=Authenticator(config=config),
-                                  config=config)  # fmt: skip
+                                  config=config)
     assert collect.owner_of("oot") == 0
     with pytest.raises(RefusedHandin, match="no account"):
         collect.owner_of("root")  # account "rroot": none

@@ -87,7 +87,7 @@ def with_kinds(reference: str, kinds: tuple[Kind, ...] = KINDS) -> str:
     functions += [
         method for node in tree.body if isinstance(node, ast.ClassDef)
         for method in node.body if isinstance(method, ast.FunctionDef)
-    ]  # fmt: skip
+    ]
     if not functions:
         raise ValueError("no function in the reference answer to put the checks in")
     for function in functions:

@@ -256,7 +256,7 @@ CASES = [
             "    hog = [bytearray(2**20) for _ in range(64 * 1024)]  # 64 GiB\n"
             "    return hog, hog\n",
         ),
-    ),  # fmt: skip
+    ),
     Case("allclose_patched", allclose_patched),
     Case("assert_stripper", assert_stripper),
     Case("reads_hidden", reads_hidden),
@@ -268,7 +268,7 @@ CASES = [
     Case(
         "huge_output",
         lambda course: with_cell_after(solution(), "padding_mask", "for i in range(20):\n    print(str(i) * 500_000)"),
-    ),  # fmt: skip
+    ),
 ]
 
 

@@ -28,9 +28,9 @@ def secret_lines(course: Course) -> set[str]:
     Found here independently of autograder.pipeline.feedback, so that a slip there cannot hide itself.
     """
     hidden = {line for path in (course.root / SOURCE_DIRECTORY).rglob("*.ipynb")
-              for block in hidden_test_blocks(nbformat.read(path, 4)) for line in normalised(block)}  # fmt: skip
+              for block in hidden_test_blocks(nbformat.read(path, 4)) for line in normalised(block)}
     public = "\n".join(line for path in (course.root / RELEASE_DIRECTORY).glob("*/*.ipynb")
-                       for cell in nbformat.read(path, 4).cells for line in normalised(cell.source))  # fmt: skip
+                       for cell in nbformat.read(path, 4).cells for line in normalised(cell.source))
     secrets = {line for line in hidden if len(line) >= SHORTEST_SECRET and line not in public}
     return secrets | {json.dumps(line)[1:-1] for line in secrets}
 
@@ -66,5 +66,5 @@ def leaks(pages: list[Path], secrets: set[str]) -> list[tuple[str, str]]:
     for page in pages:
         hidden = not_written_by_them(secrets, own_lines(page))
         found += [(page.parent.parent.name, secret) for line in shown_lines(page)
-                  for secret in hidden if secret in line]  # fmt: skip
+                  for secret in hidden if secret in line]
     return found

@@ -121,7 +121,7 @@ def _probe_walk(secrets: dict[int, set[str]], budget: float = 20.0, limit: int =
     system = {os.path.realpath(path) for path in trees if os.path.exists(path)}
     report = {"cwd": os.getcwd(), "cwd_walked": False, "files": 0, "complete": True, "hits": [], "hit_count": 0,
               "system": sorted(system), "writable_system": sorted(p for p in system if not _probe_read_only(p)),
-              "seconds": 0.0}  # fmt: skip
+              "seconds": 0.0}
     hits = []
 
     def check(path: str) -> None:

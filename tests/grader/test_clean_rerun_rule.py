@@ -126,16 +126,16 @@ def test_a_missing_name_is_explained_in_the_students_words() -> None:
     kept = extract_definitions(
         "_W = torch.tensor(SCRATCH)\nprint('hi')\n_T = {}\nfor _k in range(3):\n    _T[_k] = _k\n",
         PROTECTED, {"torch"}, "classifier",
-    )  # fmt: skip
+    )
     error = "NameError: name '_W' is not defined"
     assert explain(error, kept.omissions, [], "en") == words("en")["clean_missing_state"].format(
-        name="_W", where="line 1 of cell classifier", lacking="`SCRATCH`")  # fmt: skip
+        name="_W", where="line 1 of cell classifier", lacking="`SCRATCH`")
     in_chinese = explain(error, kept.omissions, [], "zh")
     assert "`_W`" in in_chinese and "单元格 classifier 的第 1 行" in in_chinese, in_chinese
     assert explain("NameError: name '_k' is not defined", kept.omissions, [], "en") == words("en")[
-        "clean_missing_code"].format(name="_k", where="line 4 of cell classifier")  # fmt: skip
+        "clean_missing_code"].format(name="_k", where="line 4 of cell classifier")
     assert explain("NameError: name 'helper' is not defined", kept.omissions, [], "en") == words("en")[
-        "clean_missing_nowhere"].format(name="helper")  # fmt: skip
+        "clean_missing_nowhere"].format(name="helper")
     assert explain("AssertionError: weights", kept.omissions, [], "en") == "AssertionError: weights"
 
 
@@ -190,9 +190,9 @@ def test_carried_state_still_fails_and_is_explained_in_the_real_clean_rerun(zygo
     assert not values["passed"] and "NameError: name '_SCALE' is not defined" in values["message"], values
     say = words("zh")
     assert values["explained"] == say["clean_missing_state"].format(
-        name="_SCALE", where=say["clean_where"].format(line=1, cell="sdpa"), lacking="`D_K_SEEN`")  # fmt: skip
+        name="_SCALE", where=say["clean_where"].format(line=1, cell="sdpa"), lacking="`D_K_SEEN`")
     assert not mask["passed"] and mask["explained"] == say["clean_missing_stopped"].format(
-        name="causal_mask", cell="causal_mask", error="NameError: name 'OFFSET_SEEN' is not defined"), mask  # fmt: skip
+        name="causal_mask", cell="causal_mask", error="NameError: name 'OFFSET_SEEN' is not defined"), mask
     assert not any(" " in name for name in results), "a cell that stopped is no test result"
 
 
@@ -203,7 +203,7 @@ def test_the_plan_keeps_what_the_notebook_and_earlier_answers_bound() -> None:
     student = student_notebook("01_attention", {
         "sdpa": "_FILL = torch.finfo(torch.float32).min\n" + answers["sdpa"],
         "causal_mask": "_ALSO_FILL = _FILL / 2\n" + answers["causal_mask"],
-    })  # fmt: skip
+    })
     plan = clean_rerun.clean_plan(student, source)
     codes = {c.grade_id: c.source for c in plan.cells if c.kind == "answer"}
     assert codes["sdpa"].startswith("_FILL = torch.finfo(torch.float32).min"), codes["sdpa"]
@@ -217,13 +217,13 @@ def test_the_feedback_page_explains_what_the_clean_rerun_lacked(language: str, t
     kept = extract_definitions("_W = torch.tensor(SCRATCH)\n", PROTECTED, {"torch"}, "classifier")
     message = "NameError: name '_W' is not defined"
     clean = {"a": {"t1": {"passed": False, "message": message, "explained": explain(message, kept.omissions, [],
-                                                                                    language)}}}  # fmt: skip
+                                                                                    language)}}}
     kernel = KernelRun(Outcome(0, False, 1.0, ""), {("a", "t1"): 1.0}, {}, [])
     result = SubmissionResult("a", "ann", Status.GRADED, tests=[CellResult("a", "t1", 1.0)])
     award(GradeJob(Course(tmp_path), "a", "ann", tmp_path, tmp_path), result, kernel, clean)
     assert result.tests[0].score == 0.0 and result.flags, result
     line = next(line for line in summary_cell(result, "a", Secrets(frozenset()), words(language)).source.splitlines()
-                if line.startswith("| `t1`"))  # fmt: skip
+                if line.startswith("| `t1`"))
     say = words(language)
     where = say["clean_where"].format(line=1, cell="classifier")
     assert say["clean_rerun"] + say["clean_missing_state"].format(name="_W", where=where, lacking="`SCRATCH`") in line

@@ -54,7 +54,7 @@ def test_grade_runs_from_the_venv_python_without_its_bin_on_path(throwaway_cours
     result = subprocess.run(
         [sys.executable, "-m", "autograder", "--root", str(course.root), "grade", "--assignment", assignment],
         cwd=course.root, env={**os.environ, "PATH": bare_path}, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "0 graded in this run" in result.stdout
     assert course.grading.gradebook.exists()
@@ -64,11 +64,11 @@ def test_the_command_line_imports_only_what_the_command_needs() -> None:
     # Each command imports its own modules when it runs (autograder/cli.py): building the parser, as
     # every command does first, must not wait for pandas, seaborn, copydetect, torch or the grader.
     result = subprocess.run([sys.executable, "-X", "importtime", "-m", "autograder", "--help"],
-                            capture_output=True, text=True, timeout=120)  # fmt: skip
+                            capture_output=True, text=True, timeout=120)
     lines = result.stderr.splitlines()
     imported = {line.rsplit("|", 1)[-1].strip() for line in lines if line.startswith("import time")}
     steps = ("grade", "feedback", "export", "report", "sanitize")
     heavy = {"pandas", "seaborn", "copydetect", "torch", "autograder.similarity.command",
-             *(f"autograder.pipeline.{step}" for step in steps)}  # fmt: skip
+             *(f"autograder.pipeline.{step}" for step in steps)}
     assert result.returncode == 0 and "similarity" in result.stdout, result.stderr[-2000:]
     assert "autograder.cli" in imported and not heavy & imported, sorted(heavy & imported)

@@ -92,7 +92,7 @@ def test_a_kernel_that_dies_early_costs_no_point_the_clean_rerun_can_give(graded
     assert not refused, f"passed in the clean re-run, yet scored less than full: {refused}"
     first = answer_ids(graded.assignment)[0]
     assert 0 < result.score < graded.full and all(not t.grade_id.startswith(f"{first}_") or t.score == 0
-                                                   for t in result.tests), graded.lost("blank_dies")  # fmt: skip
+                                                   for t in result.tests), graded.lost("blank_dies")
 
 
 def test_no_feedback_page_shows_a_hidden_test_line(graded: GradedNotebook) -> None:

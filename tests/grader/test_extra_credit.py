@@ -29,7 +29,7 @@ def test_extra_credit_counts_on_top_of_full_marks(throwaway_course: ThrowawayCou
     points = {grade_id(c): float(nbgrader_meta(c)["points"]) for c in source.cells if is_graded_test_cell(c)}
     extra = {name: p for name, p in points.items() if is_extra_credit(name)}
     written = sum(nbgrader_meta(c)["points"] for c in source.cells if c.cell_type == "markdown"
-                  and nbgrader_meta(c).get("grade"))  # fmt: skip
+                  and nbgrader_meta(c).get("grade"))
     assert extra, "notebook 07 has an extra-credit exercise with graded tests"
     full = sum(points.values()) - sum(extra.values())
 
@@ -43,7 +43,7 @@ def test_extra_credit_counts_on_top_of_full_marks(throwaway_course: ThrowawayCou
         SubmissionResult(ASSIGNMENT, "done", Status.GRADED, tests=[CellResult(ASSIGNMENT, n, p, score=0.0 if
                                                                               is_extra_credit(n) else p)
                                                                    for n, p in points.items()]),
-    ]  # fmt: skip
+    ]
     with Gradebook(gradebook.sqlite_url(course.grading.gradebook)) as gb:
         for result in results:
             gradebook.merge(gb, result)

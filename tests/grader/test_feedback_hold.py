@@ -88,7 +88,7 @@ def test_a_missing_notebook_gets_no_page_and_the_export_says_missing(
     # As grade leaves a hand-in folder without the notebook: every test lost, status missing.
     tests = [CellResult(ASSIGNMENT, name, 2.0) for name in ("sdpa_values", "sdpa_mask")]
     save_result(course, SubmissionResult(ASSIGNMENT, "dan", Status.MISSING, f"{ASSIGNMENT}.ipynb not submitted",
-                                         "d1", tests=tests))  # fmt: skip
+                                         "d1", tests=tests))
     page(course, "dan").parent.mkdir(parents=True)
     page(course, "dan").write_text("a page of failed tests from an earlier run")
     assert feedback(course) == 0

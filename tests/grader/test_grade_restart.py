@@ -36,14 +36,14 @@ ENDED_WAIT = 30  # seconds for the killed run's processes to end (under a second
 
 def grade_command(course: Course) -> list[str]:
     return [sys.executable, "-m", "autograder", "--root", str(course.root), "grade",
-            "--assignment", ASSIGNMENT, "--jobs", "1"]  # fmt: skip
+            "--assignment", ASSIGNMENT, "--jobs", "1"]
 
 
 def kill_after_first_result(course: Course, environment: dict[str, str]) -> list[psutil.Process]:
     """Start ``grade``; SIGKILL its process alone once one result is saved. Returns what it had started."""
     started = time.monotonic()
     process = subprocess.Popen(grade_command(course), cwd=course.root, start_new_session=True, env=environment,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     results = results_directory(course) / ASSIGNMENT
     descendants: list[psutil.Process] = []
     try:
@@ -115,7 +115,7 @@ def test_grade_killed_mid_run_and_started_again_counts_each_student_once(
     assert saved == ["blank"], f"the kill should fall after blank's result and before good's; saved: {saved}"
 
     rerun = subprocess.run(grade_command(course), cwd=course.root, capture_output=True, text=True, timeout=600,
-                           env=environment)  # fmt: skip
+                           env=environment)
     assert rerun.returncode == 0, rerun.stderr[-2000:]
     assert "removed 1 temporary folder(s) that a grade run left" in rerun.stderr and left_behind[0] in rerun.stderr, (
         f"the second run should say it removed {left_behind[0]}; it said:\n{rerun.stderr[-2000:]}"

@@ -32,6 +32,6 @@ def test_nothing_missing_adds_no_count_line() -> None:
 def test_a_notebook_taken_under_a_copy_s_name_and_the_files_ignored_are_said_under_the_row() -> None:
     took, ignored = "took '01_attention (1).ipynb' as 01_attention.ipynb", "ignored '01_attention_old.ipynb' (why)"
     results = [SubmissionResult("01_attention", "alice", Status.GRADED, files=[took, ignored]),
-               SubmissionResult("01_attention", "bob", Status.GRADED)]  # fmt: skip
+               SubmissionResult("01_attention", "bob", Status.GRADED)]
     lines = grade_summary(results, handed_in={"01_attention"})
     assert lines[1:3] == [f"  alice: {took}", f"  alice: {ignored}"] and lines[3].startswith("01_attention     bob")

@@ -18,6 +18,6 @@ def test_grading_on_a_dask_cluster(throwaway_course: ThrowawayCourse) -> None:
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
         with distributed.Client(cluster) as client:
             results = grade(course, assignments=[ASSIGNMENT], jobs=2, limits=LIMITS,
-                            executor=client.get_executor(), progress=False)  # fmt: skip
+                            executor=client.get_executor(), progress=False)
     scores = {r.student: (r.status, r.score) for r in results}
     assert scores == {"good": (Status.GRADED, 16.0), "blank": (Status.GRADED, 0.0)}

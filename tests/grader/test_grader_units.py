@@ -80,7 +80,7 @@ def test_sanitize_repairs_each_kind_of_damage() -> None:
     ids = [grade_id(cell) for cell in repaired.cells if grade_id(cell)]
     assert ids == [grade_id(cell) for cell in release().cells if grade_id(cell)]
     assert repaired.cells[cell_index(repaired, "sdpa_values")].source == release().cells[
-        cell_index(release(), "sdpa_values")].source  # fmt: skip
+        cell_index(release(), "sdpa_values")].source
     assert nbgrader_meta(repaired.cells[cell_index(repaired, "sdpa_shapes")])["locked"]
 
 
@@ -140,7 +140,7 @@ def test_clean_run_keeps_definitions_only() -> None:
     protected = {"torch": "import torch", "check_close": ""}
     code = ("import torch\nimport numpy as torch\nLIMIT = -1e9\ncheck_close = print\n"
             "def check_close(*a):\n    pass\ntorch.allclose = print\ndef answer(x):\n    return x + LIMIT\n"
-            "class Layer:\n    pass\nprint('top level')\n")  # fmt: skip
+            "class Layer:\n    pass\nprint('top level')\n")
     kept = extract_definitions(code, protected, set()).code
     assert kept.splitlines()[0] == "import torch"
     assert "numpy" not in kept and "check_close" not in kept and "allclose" not in kept and "print" not in kept
@@ -251,7 +251,7 @@ def test_sandboxed_jobs_see_only_their_folder_and_have_no_capabilities(tmp_path:
         )
         first = run_script(zygote, script, Limits(wall_seconds=60), zygote.job_folder())
         second = run_script(zygote, "import os; print('tmp holds', os.listdir('/tmp'))", Limits(wall_seconds=60),
-                            zygote.job_folder())  # fmt: skip
+                            zygote.job_folder())
     finally:
         zygote.close()
     assert "secret visible: False" in first.output_tail, first
@@ -299,7 +299,7 @@ def test_the_kernel_socket_serves_only_kernels_to_who_knows_the_token(tmp_path: 
 
     def job(request: Request) -> ChildJob:
         return ChildJob(request, cwd=str(tmp_path), log=os.devnull, env=dict(os.environ), wall=8, memory=-1,
-                        file_size=-1)  # fmt: skip
+                        file_size=-1)
 
     asked = [
         ("not the token", job(KernelRequest(str(connection_file)))),

@@ -76,7 +76,7 @@ class Tree:
     def setup(self) -> float:
         start = time.monotonic()
         subprocess.run(["bash", "setup.sh"], cwd=self.source, env=self.environment(), timeout=SETUP_DEADLINE,
-                       check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+                       check=True, stdout=subprocess.DEVNULL)
         return time.monotonic() - start
 
     def run(self, files: dict[str, NotebookNode | str]) -> tuple[dict, float]:
@@ -92,7 +92,7 @@ class Tree:
         start = time.monotonic()
         with (self.root / "results" / "stdout").open("w") as stdout:
             subprocess.run([self.root / "run_autograder"], cwd=self.root, env=self.environment(), timeout=RUN_DEADLINE,
-                           check=True, stdout=stdout, stderr=subprocess.STDOUT)  # fmt: skip
+                           check=True, stdout=stdout, stderr=subprocess.STDOUT)
         seconds = time.monotonic() - start
         results = json.loads((self.root / "results" / "results.json").read_text())
         jsonschema.validate(results, SCHEMA)
@@ -250,7 +250,7 @@ def writes_results(tree: Tree) -> NotebookNode:
     """Right answers, then a cell that writes its own results.json and overwrites the grader's files."""
     grader = tree.source / "autograder" / "gradescope" / "results_json.py"
     targets = [tree.root / "results" / "results.json", tree.course.source_notebook("01_attention"), grader,
-               tree.source / "run_autograder", tree.root / "run_autograder"]  # fmt: skip
+               tree.source / "run_autograder", tree.root / "run_autograder"]
     vandal = f"""
 import json
 for target in {[str(t) for t in targets]!r}:

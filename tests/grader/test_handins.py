@@ -399,7 +399,7 @@ def test_a_refusal_older_than_the_hand_in_taken_is_superseded_and_a_newer_one_st
 
     def refusal(found: str, changed: datetime | None, student: str = "ann") -> Refusal:
         return Refusal(student, ASSIGNMENT, "a link", found, "2026-01-01T12:00:00+00:00",
-                       changed.isoformat() if changed else "")  # fmt: skip
+                       changed.isoformat() if changed else "")
 
     older, newer = refusal("old", taken - timedelta(minutes=1)), refusal("new", taken + timedelta(minutes=1))
     same, lms, other = refusal("taken", taken), refusal("download.ipynb", None), refusal("x", taken, "bob")
@@ -415,7 +415,7 @@ def test_a_refusal_older_than_the_hand_in_taken_is_superseded_and_a_newer_one_st
 
 def test_the_refused_cell_shows_the_newest_three_reasons_cut_short_and_counts_the_rest() -> None:
     refusals = [Refusal("ann", ASSIGNMENT, f"reason {index} " + "x" * 5000, str(index), f"t{index:04}")
-                for index in range(1000)]  # fmt: skip
+                for index in range(1000)]
     cell = refusal_text(refusals)
     assert cell.startswith("t0999: reason 999 ") and "t0997: reason 997" in cell and "t0996" not in cell
     assert cell.endswith("and 997 more (grading/refused_handins.json)") and len(cell) < 1000, len(cell)
@@ -431,7 +431,7 @@ def named(suffix: str = "", notebook: str = ASSIGNMENT) -> str:
 # LMS gives: those are never taken for the notebook.
 COPIES = [named(" (1)"), named("(2)"), named("-1"), named(" (1)-2")]
 LOOK_ALIKES = [named("_old"), named(" copy"), named("-Copy1"), named(" (one)"), f"x{named()}",
-               named(" (1)", "02_multi_head_attention"), named("", "02_multi_head_attention")]  # fmt: skip
+               named(" (1)", "02_multi_head_attention"), named("", "02_multi_head_attention")]
 
 
 def hand_in_folder(folder: Path, *names: str) -> Path:

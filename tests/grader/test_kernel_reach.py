@@ -66,7 +66,7 @@ def course_secrets(public: list[str]) -> dict[int, set[str]]:
     shown_lines = {line for text in public for line in plain_lines(text)}
     hidden = {line for notebook in sources for block in hidden_test_blocks(notebook) for line in plain_lines(block)}
     secrets: dict[int, set[str]] = {0: {secret_walk._probe_digest(0, [line]) for line in hidden
-                                        if len(line) >= SHORTEST_LINE and line not in shown_lines}}  # fmt: skip
+                                        if len(line) >= SHORTEST_LINE and line not in shown_lines}}
     shown_runs = {size: {run for text in public for run in windows(code_lines(text), size)} for size in (1, 2, WINDOW)}
     for notebook in sources:
         for cell in filter(is_answer_cell, notebook.cells):

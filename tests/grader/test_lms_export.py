@@ -53,12 +53,12 @@ def written_answers() -> list[str]:
     """The grade ids of notebook 01's written answers (graded by hand in formgrader)."""
     source = nbformat.read(source_notebook(ASSIGNMENT), as_version=4)
     return sorted(nbgrader_meta(cell)["grade_id"] for cell in source.cells
-                  if cell.cell_type == "markdown" and nbgrader_meta(cell).get("grade"))  # fmt: skip
+                  if cell.cell_type == "markdown" and nbgrader_meta(cell).get("grade"))
 
 
 def autograded(student: str, lost: tuple[str, ...] = ()) -> SubmissionResult:
     tests = [CellResult(ASSIGNMENT, name, points, score=0.0 if name in lost else points)
-             for name, points in points_per_test().items()]  # fmt: skip
+             for name, points in points_per_test().items()]
     return SubmissionResult(ASSIGNMENT, student, Status.GRADED, tests=tests)
 
 
@@ -118,10 +118,10 @@ def test_canvas_round_trip(tmp_path: Path, throwaway_course: ThrowawayCourse, de
     found = collect(download, course)
     assert {student for student, _, _ in found.collected} == {"smithjane", "doejohn", "brokenbob", "ann"}
     assert {s: e["ids"] for s, e in load_lms_students(course).items()} == {
-        "smithjane": {ASSIGNMENT: "1234"}, "doejohn": {ASSIGNMENT: "99"}, "brokenbob": {ASSIGNMENT: "7"}}  # fmt: skip
+        "smithjane": {ASSIGNMENT: "1234"}, "doejohn": {ASSIGNMENT: "99"}, "brokenbob": {ASSIGNMENT: "7"}}
     record(course, [autograded("smithjane"), autograded("doejohn", lost=(LOST,)), autograded("ann"),
                   SubmissionResult(ASSIGNMENT, "brokenbob", Status.UNREADABLE, "not a notebook")],
-           written={"smithjane": WRITTEN_SCORE, "doejohn": 0.0, "ann": 0.0})  # fmt: skip
+           written={"smithjane": WRITTEN_SCORE, "doejohn": 0.0, "ann": 0.0})
 
     written = export_canvas(course, tmp_path / "canvas.csv")
 
@@ -147,10 +147,10 @@ def test_moodle_round_trip(tmp_path: Path, throwaway_course: ThrowawayCourse, de
     collect(download, course)
     assert {s: (e["name"], e["ids"]) for s, e in load_lms_students(course).items()} == {
         "Ann_Lee": ("Ann Lee", {ASSIGNMENT: "42"}), "Bob_Ray": ("Bob Ray", {ASSIGNMENT: "43"}),
-        "Cy_Dee": ("Cy Dee", {ASSIGNMENT: "45"})}  # fmt: skip
+        "Cy_Dee": ("Cy Dee", {ASSIGNMENT: "45"})}
     record(course, [autograded("Ann_Lee"), autograded("Bob_Ray", lost=(LOST,)), autograded("Cy_Dee"),
                   autograded("plain")], written={"Ann_Lee": WRITTEN_SCORE, "Bob_Ray": 0.0, "Cy_Dee": 0.0,
-                                                 "plain": 0.0})  # fmt: skip
+                                                 "plain": 0.0})
 
     written = export_moodle(course, tmp_path / "grades.csv", now=NOW)
 
@@ -169,7 +169,7 @@ def test_moodle_blind_marking_and_two_students_of_one_name(tmp_path: Path, throw
     course = throwaway_course(ASSIGNMENT)
     download = tmp_path / "download"
     for folder in ("Participant_44_assignsubmission_file_", "Participant_46_assignsubmission_file_",
-                   "Ann Lee_42_assignsubmission_file_", "Ann Lee_57_assignsubmission_file_"):  # fmt: skip
+                   "Ann Lee_42_assignsubmission_file_", "Ann Lee_57_assignsubmission_file_"):
         (download / folder).mkdir(parents=True)
         nbformat.write(solution(), download / folder / f"{ASSIGNMENT}.ipynb")
     found = collect(download, course)
@@ -203,7 +203,7 @@ def test_written_answers_not_graded_yet_are_pending_never_a_silent_total(
     course = defined_course(throwaway_course, defined)
     lms = {"Ann Lee": ("canvas", "1234"), "Bob Ray": ("moodle", "42")}
     known = {name.replace(" ", "_"): {"lms": kind, "name": name, "ids": {ASSIGNMENT: lms_id}}
-             for name, (kind, lms_id) in lms.items()}  # fmt: skip
+             for name, (kind, lms_id) in lms.items()}
     lms_students_path(course).write_text(json.dumps(known))
     record(course, [autograded("Ann_Lee"), autograded("Bob_Ray")], written={})
     full, written_most = sum(points_per_test().values()), most_points() - sum(points_per_test().values())
@@ -248,7 +248,7 @@ def plant_everywhere(course: Course) -> None:
             student = f"{start}{kind}{index}"
             result = autograded(student, lost=(LOST,))
             result.tests = [replace(test, message=planted(start, "why") if test.grade_id == LOST else "")
-                            for test in result.tests]  # fmt: skip
+                            for test in result.tests]
             result.reason, result.flags = planted(start, "reason"), [planted(start, "flag")]
             result.repairs, result.files = [planted(start, "repair")], [planted(start, "file")]
             results.append(result)
@@ -290,12 +290,12 @@ def test_no_cell_of_any_export_begins_a_formula_and_numbers_stay_numbers(
     export_canvas(course, tmp_path / "canvas.csv")
     moodle = export_moodle(course, tmp_path / "moodle.csv", now=NOW).files
     exports = {"grades.csv": cells(tmp_path / "grades.csv"), "canvas.csv": cells(tmp_path / "canvas.csv"),
-               "moodle.csv": cells(moodle[0])}  # fmt: skip
+               "moodle.csv": cells(moodle[0])}
     reachable = {  # the columns that hold what students wrote: each got every starting character, neutralised
         "grades.csv": {"student", "reason", "flags", "repairs", "files", f"{ASSIGNMENT}:{LOST} why",
                        "closest match"},
         "canvas.csv": {"Student"}, "moodle.csv": {"Full name"},
-    }  # fmt: skip
+    }
     for name, columns in exports.items():
         for column, values in columns.items():
             formulas = [value for value in values if value.startswith(FORMULA_STARTS) and not is_number(value)]
@@ -333,10 +333,10 @@ class Plain(LmsFormat):
 def test_a_new_format_is_one_module_and_the_command_line_offers_it(
     tmp_path: Path, throwaway_course: ThrowawayCourse, defined: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     """The documented way (docs/maintainers.md): a module in autograder/lms/ whose class is ``@register``-ed."""
-    import autograder.lms  # noqa: PLC0415
-    from autograder.lms import base  # noqa: PLC0415
+    import autograder.lms
+    from autograder.lms import base
 
     assert "plainlms" not in base.formats()
     extra = tmp_path / "more_formats"
@@ -353,7 +353,7 @@ def test_a_new_format_is_one_module_and_the_command_line_offers_it(
     assert main([*root, "export", "--format", "plainlms", "--output", str(tmp_path / "plain.csv")]) == 0
     full = sum(points_per_test().values()) - points_per_test()[LOST] + WRITTEN_SCORE
     assert read_csv(tmp_path / "plain.csv") == [["student", "assignment", "total"],
-                                                ["smithjane", ASSIGNMENT, f"{full:g}"]]  # fmt: skip
+                                                ["smithjane", ASSIGNMENT, f"{full:g}"]]
     assert "plainlms import file ->" in capsys.readouterr().out
     with pytest.raises(SystemExit):  # it has no feedback route, and says so instead of writing another LMS's files
         main([*root, "export", "--format", "plainlms", "--feedback"])
@@ -366,7 +366,7 @@ def test_the_export_lands_in_the_grading_folder_by_default(
     course = defined_course(throwaway_course, defined)
     record(course, [autograded("smithjane")], written={})
     lms_students_path(course).write_text(json.dumps({"smithjane": {"lms": MOODLE, "name": "Jane Smith",
-                                                                    "ids": {ASSIGNMENT: "7"}}}))  # fmt: skip
+                                                                    "ids": {ASSIGNMENT: "7"}}}))
     assert main(["--root", str(course.root), "export"]) == 0
     assert main(["--root", str(course.root), "export", "--format", MOODLE]) == 0
     assert sorted(p.name for p in course.grading.path.glob("grades*.csv")) == ["grades-01_attention.csv", "grades.csv"]

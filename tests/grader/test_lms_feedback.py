@@ -76,7 +76,7 @@ def test_moodle_feedback_zip_is_what_moodles_import_reads(
         "forged": (MOODLE, "Eve", {ASSIGNMENT: "47/../../x"}),  # not an id: reported, never written
         "plain": ("", "plain", {}),  # a folder of their own: no Moodle id
         "smithjane": (CANVAS, "smithjane", {ASSIGNMENT: "1234"}),
-    })  # fmt: skip
+    })
     output = tmp_path / "grades.csv"
 
     assert main(["--root", str(course.root), "export", "--format", MOODLE, "--feedback", "--output", str(output)]) == 0
@@ -98,7 +98,7 @@ def test_moodle_feedback_zip_is_what_moodles_import_reads(
         assert [moodle_import_match(n, {77}) for n in archive.namelist()] == [(77, f"/{SECOND}.html")]
     out = capsys.readouterr().out
     assert f"left out, no moodle identifier from collect: forged/{ASSIGNMENT}, plain/{ASSIGNMENT}, " \
-           f"smithjane/{ASSIGNMENT}" in out  # fmt: skip
+           f"smithjane/{ASSIGNMENT}" in out
     assert "6 submissions with feedback" in out  # Ann Lee's two, and four more
 
 
@@ -143,18 +143,18 @@ class FakeCanvas(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         seen = {"method": self.command, "path": url.path, "query": parse_qs(url.query),
-                "auth": self.headers.get("Authorization")}  # fmt: skip
+                "auth": self.headers.get("Authorization")}
         self.received.append(seen)
         base = f"/api/v1/courses/{self.course}"
         if url.path.startswith("/files/"):  # step 2: no token, a multipart form with the upload params and file
             form = BytesParser(policy=HTTP).parsebytes(
-                f"Content-Type: {self.headers['Content-Type']}\r\n\r\n".encode() + body)  # fmt: skip
+                f"Content-Type: {self.headers['Content-Type']}\r\n\r\n".encode() + body)
             parts = {p.get_param("name", header="content-disposition"): p for p in form.iter_parts()}
             seen["form"] = {name: part.get_content() for name, part in parts.items() if name != "file"}
             seen["file"] = (parts["file"].get_filename(), parts["file"].get_payload(decode=True).decode())
             file_id = 500 + len([r for r in self.received if r["path"].startswith("/files/")])
             return self.reply(201, {"id": file_id, "url": f"http://canvas.test/files/{file_id}/download",
-                                    "display_name": seen["file"][0]})  # fmt: skip
+                                    "display_name": seen["file"][0]})
         if self.headers.get("Authorization") != f"Bearer {self.token}":
             return self.reply(401, {"errors": [{"message": "Invalid access token."}]})
         seen["form"] = parse_qs(body.decode())
@@ -199,12 +199,12 @@ CANVAS_CLASS = {
 def test_canvas_feedback_goes_up_as_submission_comment_files(
     tmp_path: Path, throwaway_course: ThrowawayCourse, canvas_server: tuple[str, list[dict]],
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     url, received = canvas_server
     course = throwaway_course(ASSIGNMENT)
     feedback_class(course, CANVAS_CLASS)
     command = ["--root", str(course.root), "export", "--format", CANVAS, "--feedback", "--canvas-url", url,
-               "--canvas-course", "7"]  # fmt: skip
+               "--canvas-course", "7"]
     monkeypatch.delenv(TOKEN_VARIABLE, raising=False)
     with pytest.raises(SystemExit, match=TOKEN_VARIABLE):  # no token: nothing sent
         main(command)
@@ -216,12 +216,12 @@ def test_canvas_feedback_goes_up_as_submission_comment_files(
     uploads = [r for r in received if r["path"] == "/files/upload"]
     assert sorted(r["file"] for r in uploads) == sorted([
         (f"{ASSIGNMENT}.html", PAGE.format(student="smithjane")), (f"{SECOND}.html", PAGE.format(student="smithjane")),
-        (f"{ASSIGNMENT}.html", PAGE.format(student="doejohn"))])  # fmt: skip
+        (f"{ASSIGNMENT}.html", PAGE.format(student="doejohn"))])
     assert all(r["auth"] is None and r["form"]["key"] == "token-1" for r in uploads)  # the token stays with Canvas
     comments = [(r["path"], r["form"]["comment[file_ids][]"]) for r in received if r["method"] == "PUT"]
     assert comments == [("/api/v1/courses/7/assignments/11/submissions/99", ["501"]),  # each file's own comment
                         ("/api/v1/courses/7/assignments/11/submissions/1234", ["502"]),
-                        ("/api/v1/courses/7/assignments/12/submissions/1234", ["503"])]  # fmt: skip
+                        ("/api/v1/courses/7/assignments/12/submissions/1234", ["503"])]
     steps = [(r["method"], r["path"]) for r in received if r["path"] != "/files/upload"]
     assert steps[:2] == [("GET", "/api/v1/courses/7"), ("GET", "/api/v1/courses/7/assignments")]
     assert all(r["auth"] == f"Bearer {FakeCanvas.token}" for r in received if r["path"].startswith("/api/"))
@@ -234,17 +234,17 @@ def test_canvas_feedback_goes_up_as_submission_comment_files(
 def test_canvas_dry_run_sends_nothing_and_needs_no_token(
     throwaway_course: ThrowawayCourse, canvas_server: tuple[str, list[dict]], monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     url, received = canvas_server
     course = throwaway_course(ASSIGNMENT)
     feedback_class(course, CANVAS_CLASS)
     monkeypatch.delenv(TOKEN_VARIABLE, raising=False)
     assert main(["--root", str(course.root), "export", "--format", CANVAS, "--feedback", "--dry-run",
-                 "--canvas-url", url, "--canvas-course", "7"]) == 0  # fmt: skip
+                 "--canvas-url", url, "--canvas-course", "7"]) == 0
     assert received == []
     planned = [line for line in capsys.readouterr().out.splitlines() if line.startswith("dry run, not sent: ")]
     assert len(planned) == 4 and f"doejohn/{ASSIGNMENT}/{ASSIGNMENT}.html -> user 99's submission of {ASSIGNMENT}" \
-        in planned[0]  # fmt: skip
+        in planned[0]
 
 
 def test_the_token_is_never_an_option() -> None:

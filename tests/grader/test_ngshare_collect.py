@@ -83,7 +83,7 @@ class Ngshare:
         student, time = parts[3], (params or {})["timestamp"]
         self.downloads.append((student, time))
         return next({"success": True, "files": files, "timestamp": time}
-                    for who, when, files in self.submissions if (who, when) == (student, time))  # fmt: skip
+                    for who, when, files in self.submissions if (who, when) == (student, time))
 
 
 def ngshare_collect(course: Course, ngshare: Ngshare, student: str = "", **limits: int) -> SafeNgshareCollect:
@@ -115,7 +115,7 @@ def test_one_malformed_submission_stops_nobody_and_the_latest_good_one_counts(th
     ngshare_collect(course, ngshare)
     read = {s: (course.grading.submitted(s, ASSIGNMENT) / NOTEBOOK) for s in ("ann", "mal", "cy", "dee")}
     assert {s: path.read_bytes() for s, path in read.items() if path.exists()} == {
-        "ann": b"ANN LATER", "mal": b"MAL GOOD", "dee": b"DEE"}  # fmt: skip
+        "ann": b"ANN LATER", "mal": b"MAL GOOD", "dee": b"DEE"}
     assert str(submitted_at(read["mal"].parent)) == "2026-11-28 10:00:01.000001+00:00"  # ngshare's time, the server's
     refused = {
         r.found.replace(f"+{ASSIGNMENT}+2026-11-28 10:00:", " "): r.reason for r in load_refusals(course.grading.path)

@@ -24,7 +24,7 @@ from autograder.isolated.protocol import (
 ISOLATED = Path(protocol.__file__).parent
 # Started without site-packages, or before anything but their own modules is loaded.
 STANDARD_LIBRARY_ONLY = {"protocol.py": set(), "kernelstub.py": {"autograder.isolated.protocol"},
-                         "zygote_server.py": {"psutil", "autograder.isolated.protocol"}}  # fmt: skip
+                         "zygote_server.py": {"psutil", "autograder.isolated.protocol"}}
 
 
 def imported_modules(path: Path, at_import: bool = False) -> set[str]:
@@ -66,7 +66,7 @@ def test_every_message_survives_a_round_trip() -> None:
     messages = [
         request,
         ChildJob(CleanRerunRequest(plan, "/r.json", 60), cwd="/w", log="/w/log", env={"A": "1"}, wall=9.5,
-                 memory=2**32, file_size=-1, threads=1),  # fmt: skip
+                 memory=2**32, file_size=-1, threads=1),
         SocketJob("token", ChildJob(KernelRequest("/k.json"), "/w", "/dev/null", {}, 1.0, -1, -1)),
         JobReply(124, True, 3.25),
         StubLaunch("/s.sock", "t", "/k.json", "/w", "/w/kernel.log"),
@@ -82,7 +82,7 @@ def test_every_message_survives_a_round_trip() -> None:
     ['{"__message__": "JobReply", "fields": {"returncode": 0}}',  # a field missing
      '{"__message__": "Exec", "fields": {"code": "import os"}}',  # not a message of the protocol
      '{"__message__": "Ready", "fields": {}}',  # another message than the one expected
-     "not json"],  # fmt: skip
+     "not json"],
 )
 def test_anything_but_the_expected_message_is_refused(line: str) -> None:
     with pytest.raises(ProtocolError):

@@ -45,7 +45,7 @@ DUE = {  # notebook -> due date (None: no due date)
 def graded(assignment: str, student: str, passes: set[str], status: Status = Status.GRADED) -> SubmissionResult:
     tests = [CellResult(assignment, cell, points, score=points if cell in passes else 0.0,
                         message="" if cell in passes else f"AssertionError: {cell} is wrong\ndetails")
-             for cell, points in POINTS.items()]  # fmt: skip
+             for cell, points in POINTS.items()]
     flags = ["patches torch.allclose"] if status == Status.FLAGGED else []
     return SubmissionResult(assignment, student, status, tests=tests, flags=flags)
 

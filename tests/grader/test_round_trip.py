@@ -101,7 +101,7 @@ def test_the_same_answers_get_the_same_grade_after_any_round_trip(graded):
     _, results = graded
     assert {r.status for r in results.values()} == {Status.GRADED}, {s: r.reason for s, r in results.items()}
     scores = {student: result.score for student, result in results.items()}
-    print(scores)  # noqa: T201 (the report quotes them)
+    print(scores)  # the report quotes them
     full = sum(test.max_score for test in results["as_written"].tests)
     assert scores["as_written"] == scores["worst_case"] == scores["deleted_and_pasted"] == full, scores
     assert scores["mutant"] == scores["mutant_worst_case"] < full, scores

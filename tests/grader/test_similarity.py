@@ -114,9 +114,9 @@ def test_single_use_temporaries_fold_into_their_use() -> None:
     assert same_structure("def f(x):\n    y = x.sum(0)\n    return g(y)\n", "def f(x):\n    return g(x.sum(0))\n")
     # Used twice, or something in between rewrites what it reads: kept.
     assert not same_structure("def f(x):\n    y = x.sum(0)\n    return g(y, y)\n",
-                              "def f(x):\n    return g(x.sum(0), x.sum(0))\n")  # fmt: skip
+                              "def f(x):\n    return g(x.sum(0), x.sum(0))\n")
     assert not same_structure("def f(x):\n    y = x.sum(0)\n    x = x * 2\n    return g(y, x)\n",
-                              "def f(x):\n    x = x * 2\n    return g(x.sum(0), x)\n")  # fmt: skip
+                              "def f(x):\n    x = x * 2\n    return g(x.sum(0), x)\n")
 
 
 def test_free_statements_take_one_order_and_dependent_ones_keep_theirs() -> None:
@@ -172,7 +172,7 @@ def test_planted_copies_rank_above_every_independent_pair(
     best = next(result.pair(rank) for rank in range(len(result)) if rank + 1 not in ranks)
     margin = planted_z[0] - best.z
     print(f"{assignment} seed {seed}: planted ranks {ranks}, z {[round(z, 1) for z in planted_z]}, best independent "
-          f"{best.first}/{best.second} z {best.z:.1f}, margin {margin:+.1f}")  # fmt: skip
+          f"{best.first}/{best.second} z {best.z:.1f}, margin {margin:+.1f}")
     blank = set(made.untouched) | set(made.empty)
     assert not [p for p in result.listed() if {p.first, p.second} & blank]
     blank_index = np.array([student in blank for student in result.students])
@@ -290,11 +290,11 @@ def test_the_other_equivalences_are_pytorchs_documented_ones() -> None:
             and re.search(rf"In-place version of :meth:`~?(?:torch\.)?Tensor\.{name}`", in_place.__doc__ or "")
             or re.search(rf"Out-of-place version of :meth:`~?(?:torch\.)?Tensor\.{name}_`",
                          getattr(torch.Tensor, name).__doc__ or "")
-        )  # fmt: skip
+        )
 
     assert spellings.IN_PLACE == {name for name in spellings.SIGNATURES if documented_in_place(name)}
     deprecated = {n for n in dir(init) if re.search(rf"deprecated in favor of :func:`torch\.nn\.init\.{n}_`",
-                                                   getattr(getattr(init, n), "__doc__", None) or "")}  # fmt: skip
+                                                   getattr(getattr(init, n), "__doc__", None) or "")}
     assert spellings.DEPRECATED_INIT == deprecated
     words = {ast.BitAnd: "AND", ast.BitOr: "OR", ast.BitXor: "XOR", ast.Invert: "NOT"}
     signs = {ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}
@@ -307,7 +307,7 @@ def test_the_other_equivalences_are_pytorchs_documented_ones() -> None:
                 f"For bool tensors, it computes the logical {words[type(operator)]}." in getattr(torch, bitwise).__doc__
             )
             if type(operator) in signs:  # the Python operator is the bitwise function, on bools the logical one
-                python = eval(f"a {signs[type(operator)]} b", {"a": flags[0], "b": flags[1]})  # noqa: S307
+                python = eval(f"a {signs[type(operator)]} b", {"a": flags[0], "b": flags[1]})
                 assert torch.equal(python, getattr(torch, name)(*flags)), name
             else:
                 assert torch.equal(~flags[0], getattr(torch, name)(flags[0])), name
@@ -390,7 +390,7 @@ def test_annotations_asserts_and_dead_code_are_dropped() -> None:
     # Hints and checks together, spelled otherwise: the imports hints need, an assert spelled out.
     spelled = ("from typing import Optional\nfrom __future__ import annotations\n\n\n"
                "def f(x: torch.Tensor, n: Optional[int]) -> torch.Tensor:\n"
-               "    if n is None:\n        raise AssertionError('no n')\n    return x.sum(0) / n\n")  # fmt: skip
+               "    if n is None:\n        raise AssertionError('no n')\n    return x.sum(0) / n\n")
     assert normalise(structure(plain, context=keep)).text == normalise(structure(spelled, context=keep)).text
     assert "ValueError" in structure(spelled.replace("AssertionError", "ValueError"))  # another error is behaviour
 
@@ -466,10 +466,10 @@ def test_helper_classes_static_methods_and_call_read_as_the_function() -> None:
 def test_loops_that_build_a_list_and_comprehensions_are_one() -> None:
     comprehension = "def f(xs, m):\n    return torch.stack([g(x) for x in xs if x.any()])\n"
     loop = ("def f(xs, m):\n    out = []\n    for x in xs:\n        if x.any():\n            out.append(g(x))\n"
-            "    return torch.stack(out)\n")  # fmt: skip
+            "    return torch.stack(out)\n")
     assert same_structure(loop, comprehension)
     assert same_structure(comprehension.replace("[g(x) for x in xs if x.any()]", "list(g(x) for x in xs if x.any())"),
-                          comprehension)  # fmt: skip
+                          comprehension)
     table = "def f(xs):\n    d = {}\n    for i, x in enumerate(xs):\n        d[x] = i\n    return d\n"
     assert same_structure(table, "def f(xs):\n    return {x: i for i, x in enumerate(xs)}\n")
     # A loop that does more than append is a loop.
@@ -524,7 +524,7 @@ def test_pytorchs_documented_equal_calls_are_one() -> None:
     for first, second in pairs:
         assert same_structure(f"def f(x, y):\n    return {first}\n", f"def f(x, y):\n    return {second}\n")
     assert not same_structure("def f(x, y):\n    return F.cross_entropy(x, y)\n",
-                              "def f(x, y):\n    return F.nll_loss(F.log_softmax(x, dim=0), y)\n")  # fmt: skip
+                              "def f(x, y):\n    return F.nll_loss(F.log_softmax(x, dim=0), y)\n")
     assert not same_structure(
         "def f(x):\n    return torch.zeros(x.shape)\n", "def f(x):\n    return x.new_zeros(x.shape)\n"
     )
@@ -545,7 +545,7 @@ def test_the_equal_calls_are_pytorchs_documented_ones() -> None:
             getattr(torch, f"{kind}_like").__doc__
         )
         assert ("By default, the returned Tensor has the same :class:`torch.dtype` and :class:`torch.device` as this "
-                "tensor.") in squashed(getattr(torch.Tensor, f"new_{kind}").__doc__)  # fmt: skip
+                "tensor.") in squashed(getattr(torch.Tensor, f"new_{kind}").__doc__)
     assert "tensor.select(2, index)`` is equivalent to ``tensor[:,:,index]``" in squashed(torch.select.__doc__)
     assert (
         "If :attr:`data` is already a tensor with the requested dtype and device then :attr:`data` itself is "
@@ -559,7 +559,7 @@ def run_answers(code: str, names: tuple[str, ...]) -> dict:
     from torch.nn import functional
 
     namespace = {"torch": torch, "nn": nn, "F": functional, "math": math}
-    exec(code, namespace)  # noqa: S102  (our own reference answers)
+    exec(code, namespace)  # our own reference answers
     return {name: namespace[name] for name in names}
 
 
@@ -589,7 +589,7 @@ def test_each_disguise_computes_what_its_source_computes(family: tuple[str, ...]
     mask = torch.rand(2, 1, 5, 5, generator=generator) > 0.3
     ids = torch.tensor([[4, 2, 0, 0], [1, 0, 3, 0]])
     for one, other in zip(source["scaled_dot_product_attention"](q, k, v, mask),
-                          copied["scaled_dot_product_attention"](q, k, v, mask), strict=True):  # fmt: skip
+                          copied["scaled_dot_product_attention"](q, k, v, mask), strict=True):
         assert torch.equal(one, other)
     assert torch.equal(source["causal_mask"](5), copied["causal_mask"](5))
     assert torch.equal(source["padding_mask"](ids, 0), copied["padding_mask"](ids, 0))
@@ -611,7 +611,7 @@ def test_each_disguise_family_alone_and_three_at_a_time_ranks_above_every_indepe
     for copier, rank in sorted(ranks.items(), key=lambda item: item[1]):
         print(f"{assignment} {'+'.join(made.families[copier])}: rank {rank + 1}, z {result.z[rank]:.2f}")
     print(f"{assignment}: best independent pair z {result.z[best]:.2f}, "
-          f"margin {min(result.z[r] for r in ranks.values()) - result.z[best]:+.2f}")  # fmt: skip
+          f"margin {min(result.z[r] for r in ranks.values()) - result.z[best]:+.2f}")
     missed = {"+".join(made.families[c]): rank + 1 for c, rank in ranks.items() if rank > best}
     assert not missed, f"ranked below the best independent pair (rank {best + 1}): {missed}"
     assert result.can_tell  # 30 students: a copy can stand out in every notebook (the page says nothing of the kind)
@@ -659,7 +659,7 @@ def test_a_pair_alike_through_one_exercise_as_high_as_pairs_alike_on_several_mak
     """Independent students who share one rare answer (a single line) rank as a copy does: the page says so."""
     # Without the closest exercise: each pair's evidence with the exercise it gains most on at that one's median.
     evidence = {"f": np.array([[0, 5.0, 0], [5.0, 0, 1.0], [0, 1.0, 0]]), "g": np.array([[0, 2.0, 1.0], [2.0, 0, 1.0],
-                                                                                       [1.0, 1.0, 0]])}  # fmt: skip
+                                                                                       [1.0, 1.0, 0]])}
     answered = {part: np.triu(np.ones((3, 3), dtype=bool), k=1) for part in evidence}
     apart = scores.without_closest(evidence, answered)  # medians: f 1.0, g 1.0
     assert apart[0, 1] == 7.0 - 4.0 and apart[1, 2] == 2.0 and apart[0, 2] == 1.0
@@ -668,7 +668,7 @@ def test_a_pair_alike_through_one_exercise_as_high_as_pairs_alike_on_several_mak
         f"s{i:02d}": {"f": f"def f(x):\n    return torch.{ops[i % 10]}(x, dim=-1)\n",
                       "g": f"def g(x):\n    return x.{ops[(3 * i) % 10]}(0).float()\n"}
         for i in range(12)
-    }  # fmt: skip
+    }
     work = exercise_class(answers)
     result = compare_class(work, {})
     assert result.can_tell
@@ -688,7 +688,7 @@ ORIGINAL = "def f(x):\n    total = x.exp().sum(-1)\n    return total / x.shape[-
 RENAMED = "def f(inputs):\n    # mine\n    s = inputs.exp().sum(-1)\n    return s / inputs.shape[-1]\n"
 OTHERS = ["def f(x):\n    return x.sum(-1)\n", "def f(x):\n    return x.mean(-1) * 2\n",
           "def f(x):\n    return torch.logsumexp(x, -1)\n", "def f(x):\n    return (x * x).sum(-1)\n",
-          "def f(x):\n    return x.abs().max(-1).values\n", "def f(x):\n    return x.norm(dim=-1)\n"]  # fmt: skip
+          "def f(x):\n    return x.abs().max(-1).values\n", "def f(x):\n    return x.norm(dim=-1)\n"]
 
 
 def test_the_smallest_class_to_rank_is_where_the_other_students_pairs_are_the_majority() -> None:
@@ -720,7 +720,7 @@ def test_a_class_too_small_to_rank_says_so_and_lists_the_answers_only_two_share(
     section = "".join(assignment_section(result, work, frozenset()))
     pairs = math.comb(students, 2)
     assert (f"with {students} students who answered ({pairs} pairs) the class is too small to tell copied from "
-            "independent work; at least 8 students are needed") in section  # fmt: skip
+            "independent work; at least 8 students are needed") in section
     assert ": 1 answer only they share</h3>" in section and "z " not in section.split("</h1>")[-1]
     assert "Too short or too alike" not in section and f"{students + 2} submissions" in section
 
@@ -740,7 +740,7 @@ def test_an_exercise_nobody_answered_scores_nothing_and_the_page_says_so() -> No
     assert "<strong>Nobody answered:</strong> extra (no pair is scored on it)." in section
     answered_only = one_exercise_class({student: answer["f"] for student, answer in answers.items()})
     assert "Nobody answered" not in "".join(assignment_section(compare_class(answered_only, {}), answered_only,
-                                                               frozenset()))  # fmt: skip
+                                                               frozenset()))
 
 
 def test_counts_agree_with_their_nouns() -> None:
@@ -795,16 +795,16 @@ def test_a_reworded_copy_of_the_published_reference_tops_the_reference_ranking_a
     rng = np.random.default_rng(0)
     reference = {"f": "def f(x):\n    total = 0\n    for item in x:\n        total += item * item\n    return total\n",
                  "g": "def g(x):\n    return sorted(set(x), key=lambda v: (-v, v % 7))[:3]\n",
-                 "h": "def h(x):\n    return {k: x.count(k) for k in x if k % 2}\n"}  # fmt: skip
+                 "h": "def h(x):\n    return {k: x.count(k) for k in x if k % 2}\n"}
     bodies = ["return x", "return x + 1", "return len(x)", "return max(x)", "return min(x) - 2", "return x * 3",
               "return sum(x)", "return list(reversed(x))", "return x[::2]", "return abs(x)", "return x ** 2",
-              "return str(x)"]  # fmt: skip
+              "return str(x)"]
     answers = {f"s{i:02d}": {name: f"def {name}(x):\n    {bodies[(i + 5 * k) % len(bodies)]}\n"
-                             for k, name in enumerate("fgh")} for i in range(12)}  # fmt: skip
+                             for k, name in enumerate("fgh")} for i in range(12)}
     answers["copier"] = {"f": "def f(x):\n    # <script>alert(1)</script>\n    acc = 0\n    for e in x:\n"
                               "        acc += e * e\n    return acc\n",
                          "g": "def g(x):\n    return sorted(set(x), key=lambda w: (-w, w % 7))[:3]\n",
-                         "h": "def h(x):\n    # counted\n    return {q: x.count(q) for q in x if q % 2}\n"}  # fmt: skip
+                         "h": "def h(x):\n    # counted\n    return {q: x.count(q) for q in x if q % 2}\n"}
     work = exercise_class(dict(sorted(answers.items(), key=lambda _: rng.random())))
     result = compare_class(work, reference)
     matches = result.reference_matches()
@@ -820,12 +820,12 @@ def test_a_reworded_copy_of_the_published_reference_tops_the_reference_ranking_a
 def test_the_export_reads_each_hand_in_s_closeness_to_the_reference(throwaway_course: ThrowawayCourse) -> None:
     course = throwaway_course("01_attention")
     kept = {name: {"closest": {}, "too_small": small, "reference": {"alice": {"score": 0.91, "z": z}}}
-            for name, small, z in [("small", True, None), ("big", False, 5.3)]}  # fmt: skip
+            for name, small, z in [("small", True, None), ("big", False, 5.3)]}
     path = course.grading.file("similarity.json")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"assignments": kept}))
     assert reference_closeness(course) == {("small", "alice"): {"score": 0.91, "z": None},
-                                           ("big", "alice"): {"score": 0.91, "z": 5.3}}  # fmt: skip
+                                           ("big", "alice"): {"score": 0.91, "z": 5.3}}
 
 
 @pytest.mark.slow
@@ -836,5 +836,5 @@ def test_each_disguised_copy_of_the_reference_ranks_above_every_independent_stud
     design = "uniform"
     found, result = reference_margin(assignment, design)
     print(f"{assignment} {design}: lowest reference copy z {found.lowest:.2f} ({found.weakest}), best independent "
-          f"{found.best:.2f}, margin {found.margin:+.2f}, listed {len(result.reference_matches())}")  # fmt: skip
+          f"{found.best:.2f}, margin {found.margin:+.2f}, listed {len(result.reference_matches())}")
     assert not found.below, f"copies of the reference ranked at or below an independent student: {found.below}"

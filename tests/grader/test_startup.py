@@ -67,7 +67,7 @@ class InlineExecutor(Executor):
         future: Future = Future()
         try:
             future.set_result(fn(*args, **kwargs))
-        except Exception as error:  # noqa: BLE001 (handed to the caller, as a real executor does)
+        except Exception as error:  # handed to the caller, as a real executor does
             future.set_exception(error)
         return future
 

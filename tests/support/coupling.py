@@ -87,7 +87,7 @@ def library_modules(cells: Iterable[NotebookNode]) -> set[str]:
                 modules.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
             elif isinstance(node, ast.ImportFrom):
                 modules.update(alias.asname or alias.name for alias in node.names if alias.name.islower()
-                               and not alias.name.startswith("check"))  # fmt: skip
+                               and not alias.name.startswith("check"))
     return modules
 
 

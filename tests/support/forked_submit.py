@@ -16,7 +16,7 @@ from pathlib import Path
 
 
 def submit_in_child(student: str, assignment: str, environment: dict[str, str], start_at: float, report: Path,
-                    in_child: Callable[[], None] | None = None) -> int:  # fmt: skip
+                    in_child: Callable[[], None] | None = None) -> int:
     """Fork; the child becomes ``student`` with ``environment`` in their home, runs ``in_child`` (if given), hands
     ``assignment`` in at ``start_at`` (``time.monotonic``) and writes to ``report`` when it began and how many
     seconds the submit took, or the error. The child's pid.
@@ -47,7 +47,7 @@ def submit_in_child(student: str, assignment: str, environment: dict[str, str], 
         app.start()
         report.write_text(json.dumps({"began": began, "seconds": time.monotonic() - began}))
         code = 0
-    except BaseException:  # noqa: BLE001 (the child reports every failure and never returns into pytest)
+    except BaseException:  # the child reports every failure and never returns into pytest
         report.write_text(json.dumps({"error": traceback.format_exc()[-2000:]}))
     finally:
         os._exit(code)

@@ -184,7 +184,7 @@ class InProcessNotebook:
             warnings.filterwarnings("ignore", message=".*non-interactive.*cannot be shown")
             try:
                 exec(compile(source, f"<cell {index} {cell_id or ''}>", "exec"), namespace)
-            except BaseException as error:  # noqa: BLE001 (a cell may raise anything, even SystemExit)
+            except BaseException as error:  # a cell may raise anything, even SystemExit
                 outcome.error = "".join(traceback.format_exception_only(type(error), error)).strip()
         outcome.stdout = stdout.getvalue()
         outcome.stderr = stderr.getvalue() + "".join(f"{w.category.__name__}: {w.message}\n" for w in caught)

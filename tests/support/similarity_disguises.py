@@ -64,14 +64,14 @@ COMBINED = ("static_method", "comprehension", "wrappers", "algebra")
 TRIPLES = (("synonyms", "keywords", "dead_code"), ("annotations", "asserts", "helper"),
            ("helper", "temporary", "synonyms"), ("annotations", "asserts", "own_keywords"),
            ("operators", "own_keywords", "temporary"), ("call_method", "comprehension", "algebra"),
-           COMBINED)  # fmt: skip
+           COMBINED)
 # Parameter names of library calls a student spells either way (positional <-> keyword).
 PARAMETERS = {
     "softmax": ("dim",), "log_softmax": ("dim",), "transpose": ("dim0", "dim1"), "masked_fill": ("mask", "value"),
     "cat": ("tensors", "dim"), "stack": ("tensors", "dim"), "Linear": ("in_features", "out_features"),
     "Embedding": ("num_embeddings", "embedding_dim"), "Dropout": ("p",), "LayerNorm": ("normalized_shape",),
     "unsqueeze": ("dim",), "tril": ("diagonal",), "triu": ("diagonal",),
-}  # fmt: skip
+}
 FUNCTIONS = frozenset({"cat", "stack", "Linear", "Embedding", "Dropout", "LayerNorm"})  # no receiver argument
 
 
@@ -117,7 +117,7 @@ class Synonyms(ast.NodeTransformer):
             if not (isinstance(receiver, ast.Name) and receiver.id in ("F", "self", "nn")):
                 self.changed = True
                 return ast.Call(ast.Attribute(name("torch"), func.attr, ast.Load()), [receiver, *node.args],
-                                node.keywords)  # fmt: skip
+                                node.keywords)
         if func.attr in ("tril", "triu") and is_torch and len(node.args) == 1:
             self.changed = True
             return ast.Call(ast.Attribute(node.args[0], func.attr, ast.Load()), [], node.keywords)
@@ -142,7 +142,7 @@ class Keywords(ast.NodeTransformer):
         called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
         receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
         if called not in PARAMETERS or (called not in FUNCTIONS and isinstance(receiver, ast.Name)
-                                        and receiver.id in ("torch", "F", "self", "nn")):  # fmt: skip
+                                        and receiver.id in ("torch", "F", "self", "nn")):
             return node
         parameters = PARAMETERS[called]
         if any(isinstance(a, ast.Starred) for a in node.args) or len(node.args) > len(parameters):
@@ -263,7 +263,7 @@ def helper(tree: ast.Module, added: list[str]) -> bool:
             parameters = [a.arg for a in function.args.args]
             signature = ast.arguments([], [ast.arg(p) for p in parameters], None, [], [], None, [])
             moved = ast.FunctionDef(f"_{function.name}_impl{len(added)}", signature, function.body, [], None,
-                                    type_params=[])  # fmt: skip
+                                    type_params=[])
             added.append(ast.unparse(ast.fix_missing_locations(moved)))
             call = ast.Call(name(moved.name), [name(p) for p in parameters], [])
             function.body = [ast.Return(call)]
@@ -319,7 +319,7 @@ def course_parameters(assignment: str) -> Parameters:
     """The course's callees for one notebook: what its release's code defines, and what it imports from
     ``tfcourse`` (their signatures read from the imported objects)."""
     code = "\n".join(line for line in release_code(read(release_notebook(assignment))).splitlines()
-                     if not line.lstrip().startswith(("%", "!")))  # fmt: skip
+                     if not line.lstrip().startswith(("%", "!")))
     tree = ast.parse(code)
     found: Parameters = {}
     for node in tree.body:
@@ -381,7 +381,7 @@ class OwnKeywords(ast.NodeTransformer):
 
 
 TENSOR_METHODS = frozenset({"matmul", "softmax", "log_softmax", "transpose", "masked_fill", "exp", "tril", "triu",
-                            "unsqueeze", "view", "reshape", "sqrt", "sin", "cos", "float", "contiguous"})  # fmt: skip
+                            "unsqueeze", "view", "reshape", "sqrt", "sin", "cos", "float", "contiguous"})
 FRESH_CALLS = frozenset({"matmul", "softmax", "log_softmax", "masked_fill", "exp", "sqrt", "sin", "cos"})
 ARITHMETIC = {ast.Mult: "mul", ast.Add: "add", ast.Sub: "subtract", ast.Div: "true_divide"}  # subtract and
 # true_divide: PyTorch's aliases of sub and div
@@ -397,7 +397,7 @@ def tensor_like(node: ast.expr) -> bool:
     if isinstance(node.func.value, ast.Name) and node.func.value.id == "torch":
         return node.func.attr not in ("finfo", "iinfo", "is_tensor")
     return node.func.attr in TENSOR_METHODS and not (isinstance(node.func.value, ast.Name)
-                                                     and node.func.value.id in ("self", "F", "nn", "math"))  # fmt: skip
+                                                     and node.func.value.id in ("self", "F", "nn", "math"))
 
 
 def fresh(node: ast.expr) -> bool:
@@ -433,7 +433,7 @@ class Operators(ast.NodeTransformer):
             self.generic_visit(node)
             self.changed = True
             return ast.Expr(ast.Call(ast.Attribute(value.func.value, "masked_fill_", ast.Load()), value.args,
-                                     value.keywords))  # fmt: skip
+                                     value.keywords))
         is_fresh = fresh(value)
         self.generic_visit(node)
         if isinstance(target, ast.Name):
@@ -523,7 +523,7 @@ def move_to_class(tree: ast.Module, call_method: bool) -> bool:
             if call_method:
                 signature = [ast.arg("impl"), *(ast.arg(p) for p in parameters)]
                 method = ast.FunctionDef("__call__", ast.arguments([], signature, None, [], [], None, []),
-                                         function.body, [], None, type_params=[])  # fmt: skip
+                                         function.body, [], None, type_params=[])
                 instance = f"_{function.name}_call"
                 made = [ast.ClassDef(f"_{title}Call", [], [], [method], [], type_params=[]),
                         ast.Assign([ast.Name(instance, ast.Store())], ast.Call(name(f"_{title}Call"), [], []))]
@@ -531,7 +531,7 @@ def move_to_class(tree: ast.Module, call_method: bool) -> bool:
             else:
                 signature = [ast.arg(p) for p in parameters]
                 method = ast.FunctionDef("run", ast.arguments([], signature, None, [], [], None, []), function.body,
-                                         [name("staticmethod")], None, type_params=[])  # fmt: skip
+                                         [name("staticmethod")], None, type_params=[])
                 made = [ast.ClassDef(f"_{title}Ops", [], [], [method], [], type_params=[])]
                 callee = ast.Attribute(name(f"_{title}Ops"), "run", ast.Load())
             tree.body[cell_level(tree, function) : cell_level(tree, function)] = made
@@ -567,7 +567,7 @@ def loop_comprehension(block: list[ast.stmt], index: int) -> bool:
     first = block[index]
     if index + 1 >= len(block) or not (isinstance(first, ast.Assign) and len(first.targets) == 1
                                        and isinstance(first.targets[0], ast.Name) and isinstance(first.value, ast.List)
-                                       and not first.value.elts):  # fmt: skip
+                                       and not first.value.elts):
         return False
     list_name, loop = first.targets[0].id, block[index + 1]
     generators = []
@@ -580,7 +580,7 @@ def loop_comprehension(block: list[ast.stmt], index: int) -> bool:
     call = loop.value if isinstance(loop, ast.Expr) else None
     if not (generators and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
             and call.func.attr == "append" and ast.unparse(call.func.value) == list_name and len(call.args) == 1):
-        return False  # fmt: skip
+        return False
     block[index : index + 2] = [ast.Assign(first.targets, ast.ListComp(call.args[0], generators))]
     return True
 
@@ -661,7 +661,7 @@ def wrappers(tree: ast.Module) -> bool:
                 message = [ast.Constant(f"{function.name}: %s computed"), ast.Constant(target)]
                 body.append(ast.Expr(ast.Call(ast.Attribute(name(LOGGER), "debug", ast.Load()), message, [])))
         warn = ast.Expr(ast.Call(ast.Attribute(name(LOGGER), "warning", ast.Load()),
-                                 [ast.Constant(f"{function.name} failed, see above")], []))  # fmt: skip
+                                 [ast.Constant(f"{function.name} failed, see above")], []))
         handler = ast.ExceptHandler(name("RuntimeError"), None, [warn, ast.Raise()])
         function.body = [ast.Try(body, [handler], [], [])]
         changed = True
@@ -678,7 +678,7 @@ def commutable(node: ast.expr) -> bool:
     """Sure to be a number or a tensor (``+`` and ``*`` commute there): no list, tuple, string or slice inside."""
     barred = ast.List | ast.Tuple | ast.ListComp | ast.JoinedStr | ast.Slice | ast.Dict | ast.Set
     return not any(isinstance(n, barred) or isinstance(n, ast.Constant) and isinstance(n.value, str)
-                   for n in ast.walk(node))  # fmt: skip
+                   for n in ast.walk(node))
 
 
 class Algebra(ast.NodeTransformer):
@@ -698,9 +698,9 @@ class Algebra(ast.NodeTransformer):
         self.changed = True
         factor, other = (node.left, node.right) if isinstance(node.left, ast.Constant) else (node.right, node.left)
         if (isinstance(node.op, ast.Mult) and isinstance(factor, ast.Constant) and factor.value in POWERS_OF_TWO
-                and isinstance(other, ast.BinOp) and isinstance(other.op, ast.Add | ast.Sub)):  # fmt: skip
+                and isinstance(other, ast.BinOp) and isinstance(other.op, ast.Add | ast.Sub)):
             return ast.BinOp(ast.BinOp(factor, ast.Mult(), other.left), other.op,
-                             ast.BinOp(factor, ast.Mult(), other.right))  # fmt: skip
+                             ast.BinOp(factor, ast.Mult(), other.right))
         return ast.BinOp(node.right, node.op, node.left)
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
@@ -723,13 +723,13 @@ class Algebra(ast.NodeTransformer):
         if called in ("F.cross_entropy", "torch.nn.functional.cross_entropy") and len(node.args) >= 2:
             self.changed = True
             log_softmax = ast.Call(ast.Attribute(name("F"), "log_softmax", ast.Load()), [node.args[0]],
-                                   [ast.keyword("dim", ast.Constant(1))])  # fmt: skip
+                                   [ast.keyword("dim", ast.Constant(1))])
             return ast.Call(ast.Attribute(name("F"), "nll_loss", ast.Load()), [log_softmax, *node.args[1:]],
-                            node.keywords)  # fmt: skip
+                            node.keywords)
         kind = called.removeprefix("torch.")
         device = next((k.value for k in node.keywords if k.arg == "device"), None)
         if (kind in MAKERS and node.args and isinstance(device, ast.Attribute) and device.attr == "device"
-                and any(k.arg == "dtype" for k in node.keywords)):  # fmt: skip
+                and any(k.arg == "dtype" for k in node.keywords)):
             self.changed = True
             rest = [k for k in node.keywords if k.arg != "device"]
             return ast.Call(ast.Attribute(device.value, f"new_{kind}", ast.Load()), node.args, rest)
@@ -738,7 +738,7 @@ class Algebra(ast.NodeTransformer):
             self.changed = True
             source = node.args[0]
             return ast.Call(ast.Attribute(source, f"new_{made}", ast.Load()), [ast.Attribute(source, "shape",
-                            ast.Load())], [])  # fmt: skip
+                            ast.Load())], [])
         return node
 
 

@@ -22,7 +22,7 @@ from tests.support.similarity_class import (
 )
 
 ASSIGNMENTS = ("01_attention", "02_multi_head_attention", "03_positional_encoding", "04_encoder",
-               "05_encoder_decoder", "06_ag_news_classifier", "07_language_model")  # fmt: skip
+               "05_encoder_decoder", "06_ag_news_classifier", "07_language_model")
 
 
 @dataclass
@@ -54,7 +54,7 @@ def margin(made: SimilarityClass, result: AssignmentSimilarity) -> Margin:
     below = {"+".join(made.families[c]): rank + 1 for c, rank in ranks.items() if rank > best}
     lowest = max(ranks, key=ranks.get)
     return Margin(float(result.z[ranks[lowest]]), float(result.z[best]), below, len(result),
-                  "+".join(made.families[lowest]))  # fmt: skip
+                  "+".join(made.families[lowest]))
 
 
 def measure(assignment: str, design: str, students: int = 30) -> tuple[Margin, AssignmentSimilarity]:
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{design} {assignment}: lowest copy z {found.lowest:.2f}, best independent z {found.best:.2f}, "
                   f"margin {found.margin:+.2f}, ceiling z {result.ceiling_z:.2f}, one line "
                   f"{result.one_line() is not None}, lowest {found.weakest}, below {found.below or 'none'} "
-                  f"(of {found.pairs} {'hand-ins' if args.reference else 'pairs'})", flush=True)  # fmt: skip
+                  f"(of {found.pairs} {'hand-ins' if args.reference else 'pairs'})", flush=True)
 
 
 if __name__ == "__main__":

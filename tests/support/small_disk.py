@@ -17,7 +17,7 @@ def small_disk(folder: Path, size: str) -> Iterator[Path]:
         pytest.skip("fills a tmpfs mounted for the test: mount is root only (CI runs as root)")
     folder.mkdir(parents=True, exist_ok=True)
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
-                             capture_output=True, text=True)  # fmt: skip
+                             capture_output=True, text=True)
     if mounted.returncode:
         pytest.skip(f"could not mount a tmpfs to fill (mount said: {mounted.stderr.strip()})")
     try:
