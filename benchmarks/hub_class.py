@@ -1,7 +1,7 @@
 """The class a capacity run works with: its hub laid out and started, its system users, its releases, its hand-ins.
 
 The hub is the course's own (``classroom/jupyterhub_config.py`` from a layout that
-``classroom.provision`` made), started by the classroom test's helper (``tests/browser/hub.py``)
+``classroom.provision`` made), started by the classroom test's helper (``testbed/hub.py``)
 under a prefix of the run's own, so that the run and the test suite (``/srv/tfcourse-test``) never
 lay out each other's course. A prefix without an environment yet can be seeded from another
 prefix's (a copy, its scripts pointed at their new home): minutes of ``pip install`` saved.
@@ -22,8 +22,8 @@ from autograder.course.settings import HubSettings
 from classroom.layout import COURSE_ID, INSTRUCTORS, STUDENTS, HubLayout
 from classroom.provision import provision
 from classroom.system_users import ensure_user, remove_user
-from tests.browser import hub as hub_helpers
-from tests.browser.hub import Hub, fresh_layout, start_hub
+from testbed import hub as hub_helpers
+from testbed.hub import Hub, fresh_layout, start_hub
 
 # Formatted with the test's EXTRA_CONFIG (hence the doubled braces); a loaded subconfig's dict is a lazy value, which
 # takes update(), merged into the main config's. Every kernel in fast mode, as the test suite's are

@@ -2,7 +2,7 @@
 
 Usage: ``python -m benchmarks.similarity [--students 300] [--jobs 2] [--distinct]``. Builds a throw-away course
 holding, for every notebook, ``--students`` independent students made from the test suite's
-variants (``tests/support/similarity_class.py``) plus a few planted copies, then times the whole
+variants (``testbed/similarity_class.py``) plus a few planted copies, then times the whole
 command (reading, fingerprinting, scoring, the JSON and the page) and prints seconds per notebook.
 
 The generated students hand in the pool's answers word for word, which the command fingerprints
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from autograder.cli import main as cli
 from autograder.course.course import Course
-from tests.support.similarity_class import build_class, hand_in
+from testbed.similarity_class import build_class, hand_in
 
 
 def cpu_seconds() -> float:

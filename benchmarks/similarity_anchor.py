@@ -25,7 +25,7 @@ from autograder.course.course import Course
 from autograder.course.settings import REPO_ROOT, release_notebook
 from autograder.similarity.answers import release_code
 from autograder.similarity.compare import compare_assignment
-from tests.support.similarity_class import SimilarityClass, build_disguised_class, hand_in
+from testbed.similarity_class import SimilarityClass, build_disguised_class, hand_in
 
 DOLOS = """
 import { Dolos } from "@dodona/dolos-lib";

@@ -30,6 +30,9 @@ os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get(
 from autograder.course import settings  # noqa: E402
 from autograder.course.course import Course  # noqa: E402
 from autograder.course.settings import assignment_ids  # noqa: E402
+from testbed.nbgrader_course import GradedRun, grade_release_submissions  # noqa: E402
+from testbed.notebooks import read  # noqa: E402
+from testbed.variants import VARIANTS  # noqa: E402
 from tests.support import grading_pool  # noqa: E402
 from tests.support.course import ThrowawayCourse  # noqa: E402
 from tests.support.grading_seed import seed  # noqa: E402
@@ -41,9 +44,6 @@ from tests.support.harness import (  # noqa: E402
     inprocess_notebook,
 )
 from tests.support.inprocess import InProcessNotebook  # noqa: E402
-from tests.support.nbgrader_course import GradedRun, grade_release_submissions  # noqa: E402
-from tests.support.notebooks import read  # noqa: E402
-from tests.variants import VARIANTS  # noqa: E402
 from tfcourse import language  # noqa: E402
 
 # Made once, in the controller (or the only process); the xdist workers inherit the variable.

@@ -27,11 +27,11 @@ from autograder.course import settings
 from autograder.course.notebooks import HIDDEN_TESTS, is_answer_cell, is_graded_test_cell, solution_code
 from autograder.course.settings import REPO_ROOT
 from editions.release import release_notebook
+from testbed.lab import chromium_executable
+from testbed.notebooks import code_lines, read, without_hidden_tests
 from tests.browser.axe import AXE_SCRIPT, audit, blocking, summary
-from tests.browser.lab import chromium_executable
 from tests.conftest import ASSIGNMENTS, TIMINGS
 from tests.support.harness import reference_figures
-from tests.support.notebooks import code_lines, read, without_hidden_tests
 
 pytestmark = pytest.mark.slow
 

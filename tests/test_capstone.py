@@ -13,7 +13,7 @@ from torch import nn
 
 from autograder.course import settings
 from autograder.course.notebooks import fill_answers, reference_answers
-from tests.variants import VARIANTS
+from testbed.variants import VARIANTS
 from tfcourse import capstone, reference, training
 from tfcourse.modes import under_grader
 

@@ -21,7 +21,7 @@ from nbclient import NotebookClient
 from autograder.course import settings
 from autograder.course.notebooks import fill_answers, reference_answers
 from editions.release import release_notebook
-from tests.support.notebooks import read
+from testbed.notebooks import read
 from tfcourse.check import CHECK_CALL, Failure, exercises, find_notebook, outcome
 
 ASSIGNMENT = "01_attention"

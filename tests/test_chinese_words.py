@@ -5,7 +5,7 @@ The same run draws every figure and fails on a glyph no font has (a Chinese char
 Each Chinese release (``notebooks_zh/``) runs in this process in fast mode as ``jupyter nbconvert --execute``
 runs it: from the notebook's own folder, with neither ``TFCOURSE_EDITION`` nor ``JPY_SESSION_NAME`` set, so the
 language comes from the notebook's own mark (:mod:`tfcourse.language`); once with the reference answers and once
-more per exercise with a wrong answer (its first mutant in ``tests/variants``). Counted: the English words in
+more per exercise with a wrong answer (its first mutant in ``testbed/variants``). Counted: the English words in
 what the cells print (standard output and error), in what they display (a cell's last value as the notebook
 shows it: a DataFrame's HTML table, headers and index included, else the value's repr), in their figures'
 titles, axis labels, legends and colour bars, in the failure messages of the visible tests (``AssertionError``;
@@ -42,8 +42,8 @@ from autograder.course.notebooks import fill_answers, reference_answers
 from autograder.course.settings import REPO_ROOT, release_notebook, source_notebook
 from editions.messages import package_messages
 from editions.release import release_notebook as translated_release
+from testbed.variants import VARIANTS
 from tests.support.inprocess import CellOutcome, InProcessNotebook
-from tests.variants import VARIANTS
 from tfcourse.agnews import CLEANING_EXAMPLES, SAMPLE_DIR, read_ag_news
 from tfcourse.language import EDITION_VARIABLE
 from tfcourse.messages import display_width

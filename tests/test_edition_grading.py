@@ -20,12 +20,12 @@ from autograder.cli import main
 from autograder.course.notebooks import fill_answers, grade_id, reference_answers
 from autograder.pipeline.grade import grade
 from editions.release import translate
+from testbed.nbgrader_course import autograde, generate, submit
+from testbed.notebooks import read
 from tests.conftest import TIMINGS
 from tests.support.course import ThrowawayCourse
 from tests.support.editions import LANGUAGE, SAMPLE_ASSIGNMENT, translations_with_sample
 from tests.support.grading_seed import ONE_THREAD
-from tests.support.nbgrader_course import autograde, generate, submit
-from tests.support.notebooks import read
 
 pytestmark = pytest.mark.slow
 ASSIGNMENT = SAMPLE_ASSIGNMENT

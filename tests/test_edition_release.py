@@ -6,8 +6,8 @@ from autograder.course import settings
 from autograder.course.notebooks import edition, is_student_cell
 from editions import checks
 from editions.release import release_notebook, serialised, translate, translated_release
+from testbed.notebooks import read
 from tests.support.editions import LANGUAGE, SAMPLE_ASSIGNMENT, translations_with_sample
-from tests.support.notebooks import read
 
 
 def test_the_chinese_release_is_what_make_release_writes(assignment: str):

@@ -22,7 +22,7 @@ import pytest
 
 from benchmarks.hub_capacity import main
 from classroom.layout import COURSE_ID, HubLayout
-from tests.browser.hub import HUB_MODULE_TIMEOUT, TEST_PREFIX
+from testbed.hub import HUB_MODULE_TIMEOUT, TEST_PREFIX
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(HUB_MODULE_TIMEOUT)]
 STUDENTS, CELLS, ASSIGNMENT, STEM = 2, 3, "01_attention", "tfcap-t"

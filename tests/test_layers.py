@@ -2,8 +2,9 @@
 
 From the ground up: ``tfcourse`` (the students' helper package) imports nothing of the course's tools;
 ``autograder`` (grading, and beside it the similarity report) imports neither the editions, the reader
-edition nor the hub; ``editions`` and ``book`` sit above it. Read from the source's import statements, so
-an import inside a function counts too.
+edition nor the hub; ``editions`` sits above it, then ``book`` and ``classroom`` side by side, then ``testbed``
+(what tests and benchmarks share) and ``benchmarks``, which import no test. Read from the source's import
+statements, so an import inside a function counts too.
 """
 
 import ast
@@ -13,12 +14,18 @@ import pytest
 
 from autograder.course.settings import REPO_ROOT
 
-PACKAGES = ["tfcourse", "autograder", "editions", "book", "classroom"]
-# What each package may not import: everything on a floor above it.
+PACKAGES = ["tfcourse", "autograder", "editions", "book", "classroom", "testbed", "benchmarks"]
+# What each package may not import: everything on a floor above it. The book and the hub share a floor and import
+# nothing of each other; the test bed (the answers' variants, generated classes, the hub's and JupyterLab's drivers)
+# serves the benchmarks and the tests, and the benchmarks import no test.
 FORBIDDEN = {
-    "tfcourse": {"autograder", "editions", "book", "classroom"},
-    "autograder": {"editions", "book", "classroom"},
-    "editions": {"book", "classroom"},
+    "tfcourse": {"autograder", "editions", "book", "classroom", "testbed", "benchmarks", "tests"},
+    "autograder": {"editions", "book", "classroom", "testbed", "benchmarks", "tests"},
+    "editions": {"book", "classroom", "testbed", "benchmarks", "tests"},
+    "book": {"classroom", "testbed", "benchmarks", "tests"},
+    "classroom": {"book", "testbed", "benchmarks", "tests"},
+    "testbed": {"benchmarks", "tests"},
+    "benchmarks": {"tests"},
 }
 
 

@@ -192,7 +192,7 @@ def test_every_stub_of_the_release_names_its_todo(edition_folder: str) -> None:
     """An untouched answer raises an error that says which TODO is open, not a bare NotImplementedError."""
     from autograder.course.notebooks import is_answer_cell
     from autograder.course.settings import REPO_ROOT, assignment_ids
-    from tests.support.notebooks import read
+    from testbed.notebooks import read
 
     for assignment in assignment_ids():
         answers = [c.source for c in read(REPO_ROOT / edition_folder / assignment / f"{assignment}.ipynb").cells

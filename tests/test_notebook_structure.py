@@ -6,7 +6,7 @@ from collections import Counter
 import nbformat
 
 from autograder.course.notebooks import grade_id, nbgrader_meta, solution_code
-from tests.support.notebooks import (
+from testbed.notebooks import (
     answer_cells,
     code_lines,
     ends_in_statement,

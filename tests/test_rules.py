@@ -1,4 +1,4 @@
-"""Every stated rule is tested: tests/variants/rules.py is complete, and each of its mutants fails its cell.
+"""Every stated rule is tested: testbed/variants/rules.py is complete, and each of its mutants fails its cell.
 
 A rule in a TODO ("leave the model's train/eval mode alone") that no test checks is a rule a
 student can break for free. The table names, for each rule quoted from a TODO, the graded test
@@ -10,10 +10,10 @@ import re
 import pytest
 
 from autograder.course.settings import assignment_ids, source_notebook
+from testbed.notebooks import graded_test_cells, must_hold, read, todos
+from testbed.variants import VARIANTS
+from testbed.variants.rules import RULES, Rule
 from tests.support.harness import inprocess_notebook, variant_answer
-from tests.support.notebooks import graded_test_cells, must_hold, read, todos
-from tests.variants import VARIANTS
-from tests.variants.rules import RULES, Rule
 
 
 def squeezed(text: str) -> str:
@@ -35,7 +35,7 @@ def test_every_must_hold_clause_has_a_rule(notebook: str) -> None:
             if not any(squeezed(rule.words) in clause for rule in rules):
                 uncovered.append(f"TODO {todo.number} ({todo.answer_id}): {clause!r}")
     assert not uncovered, (
-        "these 'What must hold' clauses have no row in tests/variants/rules.py (quote the rule, name the test cell "
+        "these 'What must hold' clauses have no row in testbed/variants/rules.py (quote the rule, name the test cell "
         "that checks it and a mutant that breaks only it):\n" + "\n".join(uncovered)
     )
 

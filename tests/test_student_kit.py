@@ -42,10 +42,10 @@ from classroom.kit_secrets import KitLeak, refuse_leaks
 from classroom.provision import course_files
 from editions.release import release_notebook as edition_notebook
 from editions.translations import load
+from testbed.notebooks import answer_cells, read
 from tests.conftest import TIMINGS
 from tests.grader.hostile_class import hidden_test_blocks
 from tests.grader.leaks import normalised, secret_lines
-from tests.support.notebooks import answer_cells, read
 
 ROOT = settings.REPO_ROOT
 ASSIGNMENTS = settings.assignment_ids()

@@ -9,10 +9,10 @@ can mean training a model (slow, in ``make test``).
 import pytest
 
 from autograder.course.settings import assignment_ids
+from testbed.notebooks import answer_cells, graded_test_cells
+from testbed.variants import BLAMES, VARIANTS
+from testbed.variants.spec import Blame
 from tests.support.harness import inprocess_notebook, variant_answer, wave_answers
-from tests.support.notebooks import answer_cells, graded_test_cells
-from tests.variants import BLAMES, VARIANTS
-from tests.variants.spec import Blame
 
 
 def test_every_answer_cell_has_mutants_and_an_alternative(source_nb, assignment):

@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from autograder.course.settings import REPO_ROOT
-from tests.browser.lab import CHROMIUM_FLAGS, chromium_executable
+from testbed.lab import CHROMIUM_FLAGS, chromium_executable
 
 AXE_SCRIPT = REPO_ROOT / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING = ("serious", "critical")

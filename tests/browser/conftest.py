@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from autograder.course.settings import RELEASE_DIRECTORY, REPO_ROOT
-from tests.browser.lab import CHROMIUM_FLAGS, JupyterLab, chromium_executable, start_lab
+from testbed.lab import CHROMIUM_FLAGS, JupyterLab, chromium_executable, start_lab
 from tests.support.harness import BROWSER_ARTIFACTS
 
 ARTIFACTS = BROWSER_ARTIFACTS

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from tests.browser.lab import JupyterLab
+from testbed.lab import JupyterLab
 
 if TYPE_CHECKING:  # imported by the fixtures, which skip (or fail in CI) without playwright
     from playwright.sync_api import Frame, Locator, Page

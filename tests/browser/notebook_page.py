@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tests.browser.lab import JupyterLab
+from testbed.lab import JupyterLab
 
 if TYPE_CHECKING:  # imported by the fixtures, which skip (or fail in CI) without playwright
     from playwright.sync_api import Locator, Page

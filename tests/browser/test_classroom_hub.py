@@ -52,8 +52,7 @@ from classroom.provision import provision
 from classroom.roster import save_languages
 from classroom.student_view import VIEW_FOLDER
 from classroom.system_users import ensure_user, remove_user, set_password
-from tests.browser.assignments_page import AssignmentsTab, Formgrader, log_in
-from tests.browser.hub import (
+from testbed.hub import (
     HUB_MODULE_TIMEOUT,
     Hub,
     KernelError,
@@ -64,6 +63,7 @@ from tests.browser.hub import (
     send_request,
     start_hub,
 )
+from tests.browser.assignments_page import AssignmentsTab, Formgrader, log_in
 from tests.browser.lti import post_launch, signed_launch
 from tfcourse.language import notebook_edition
 from tfcourse.messages import tr

@@ -2,7 +2,7 @@
 the next hub's, and a hub asked to stop (SIGTERM, as Ctrl-C on ``make hub`` or a service manager sends) stops
 within seconds.
 
-The course's hub (``classroom/jupyterhub_config.py``, see tests/browser/hub.py) on a fresh layout, with its two
+The course's hub (``classroom/jupyterhub_config.py``, see testbed/hub.py) on a fresh layout, with its two
 services as ``make hub`` runs them: the idle culler and the student-view. It is started as a script's background
 job would start it (``make hub &``: SIGINT ignored), the harder case: JupyterHub stops each service with SIGINT
 first. No student is needed. It runs the hub as root: elsewhere it skips.
@@ -19,8 +19,8 @@ import psutil
 import pytest
 
 from classroom.provision import provision
-from tests.browser.hub import Hub, fresh_layout, start_hub
-from tests.browser.lab import end_processes
+from testbed.hub import Hub, fresh_layout, start_hub
+from testbed.lab import end_processes
 
 pytestmark = pytest.mark.slow
 SERVICES = ("idle-culler", "student-view")  # what make hub runs with the filesystem exchange

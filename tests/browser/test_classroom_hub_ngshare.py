@@ -54,8 +54,8 @@ from classroom.roster import save_languages
 from classroom.student_submit import MESSAGE_NOT_CONFIRMED
 from classroom.student_view import VIEW_FOLDER, VIEW_VARIABLE
 from classroom.system_users import ensure_user, remove_user
+from testbed.hub import HUB_MODULE_TIMEOUT
 from tests.browser.assignments_page import AssignmentsTab, log_in
-from tests.browser.hub import HUB_MODULE_TIMEOUT
 from tests.browser.test_classroom_hub import (
     ClassRun,
     answers_notebook,

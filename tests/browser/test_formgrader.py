@@ -36,8 +36,8 @@ from autograder.course.course import Course
 from autograder.course.notebooks import fill_answers, is_graded_test_cell, nbgrader_meta, reference_answers
 from autograder.course.paths import sqlite_url
 from autograder.course.settings import REPO_ROOT
+from testbed.lab import NBGRADER_CONFIG, JupyterLab, end_processes, start_instructor_lab
 from tests.browser.formgrader_page import FormgraderPage
-from tests.browser.lab import NBGRADER_CONFIG, JupyterLab, end_processes, start_instructor_lab
 from tests.conftest import TIMINGS
 from tests.support.course import ThrowawayCourse
 

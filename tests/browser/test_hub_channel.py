@@ -1,4 +1,4 @@
-"""The hub tests' kernel channel (``tests/browser/hub.py:execute``) against a stand-in server.
+"""The hub tests' kernel channel (``testbed/hub.py:execute``) against a stand-in server.
 
 A channel the server closes before any reply to the request is ``KernelNeverAnswered`` (the code
 never ran, and ``Hub.run_as`` may run it once more in a fresh kernel); one closed after the kernel
@@ -19,8 +19,8 @@ import tornado.web
 import tornado.websocket
 import websocket
 
-from tests.browser.hub import KernelNeverAnswered, execute
-from tests.browser.lab import free_port
+from testbed.hub import KernelNeverAnswered, execute
+from testbed.lab import free_port
 
 
 class Channel(tornado.websocket.WebSocketHandler):

@@ -33,8 +33,8 @@ from nbgrader.api import Gradebook
 from autograder.course.course import Course
 from autograder.course.notebooks import fill_answers, grade_id, reference_answers
 from autograder.course.paths import sqlite_url
+from testbed.lab import CHROMIUM_FLAGS, NBGRADER_CONFIG, JupyterLab, free_port, start_instructor_lab
 from tests.browser.formgrader_page import GRADES_BOUND, FormgraderPage
-from tests.browser.lab import CHROMIUM_FLAGS, NBGRADER_CONFIG, JupyterLab, free_port, start_instructor_lab
 from tests.browser.test_formgrader import GRADE, autograder
 from tests.support.course import ThrowawayCourse
 

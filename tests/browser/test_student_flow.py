@@ -19,10 +19,10 @@ import pytest
 
 from autograder.course import settings
 from autograder.course.notebooks import fill_answers, is_answer_cell, reference_answers
+from testbed.notebooks import read
 from tests.browser.notebook_page import NotebookPage
 from tests.conftest import TIMINGS
 from tests.support.harness import reference_figures
-from tests.support.notebooks import read
 
 pytestmark = pytest.mark.slow
 

@@ -31,7 +31,7 @@ import pytest
 from classroom.layout import COURSE_ID, STUDENTS
 from classroom.provision import provision
 from classroom.system_users import ensure_user, remove_user
-from tests.browser.hub import HUB_MODULE_TIMEOUT, fresh_layout
+from testbed.hub import HUB_MODULE_TIMEOUT, fresh_layout
 from tests.classroom.test_exchange_attacks import ASSIGNMENT, TEACHER, Run
 from tests.support.forked_submit import submit_in_child
 

@@ -40,7 +40,7 @@ from autograder.pipeline.submission_marks import SECRET_FILE
 from classroom.layout import COURSE_ID, INSTRUCTORS, STUDENTS, HubLayout
 from classroom.provision import provision
 from classroom.system_users import ensure_user, remove_user
-from tests.browser.hub import HUB_MODULE_TIMEOUT, fresh_layout
+from testbed.hub import HUB_MODULE_TIMEOUT, fresh_layout
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(HUB_MODULE_TIMEOUT)]
 ASSIGNMENT = "01_attention"

@@ -34,7 +34,7 @@ from autograder.course.settings import REPO_ROOT, release_notebook, source_noteb
 from classroom.layout import HubLayout
 from classroom.provision import BASE_PYTHON, digest, hub_constraints, install_proxy, pins_of, stamped
 from classroom.system_users import remove_user
-from tests.browser.hub import HUB_MODULE_TIMEOUT, Hub, KernelError, start_hub
+from testbed.hub import HUB_MODULE_TIMEOUT, Hub, KernelError, start_hub
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(HUB_MODULE_TIMEOUT)]
 DEPARTMENT = Path("/srv/tfcourse-test-department")  # the department's hub: env/, proxy/, state/, its config

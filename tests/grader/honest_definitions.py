@@ -6,7 +6,7 @@ Each kind adds a prelude above the reference answer and a check at the top of ev
 answer's top-level definitions, so that each test that calls the answer reads what the prelude defined: a
 clean re-run that left a line of the prelude out fails the test with ``NameError``. Built from the reference
 answers, so they stay correct as the notebooks change. Kept apart from the mutants and alternatives written by
-hand in ``tests/variants/``, which ``tests/test_variants.py`` grades as the kernel runs them only.
+hand in ``testbed/variants/``, which ``tests/test_variants.py`` grades as the kernel runs them only.
 """
 
 import ast
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from nbformat import NotebookNode
 
-from tests.support.notebooks import answer_cells
-from tests.variants.spec import Variant, alternative
+from testbed.notebooks import answer_cells
+from testbed.variants.spec import Variant, alternative
 
 
 @dataclass(frozen=True)

@@ -28,10 +28,10 @@ from autograder.pipeline.kernel_run import KernelRun
 from autograder.pipeline.results import Status, SubmissionResult
 from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
 from autograder.pipeline.verdict import award
+from testbed.notebooks import read
+from testbed.variants.spec import Variant
 from tests.grader.honest_definitions import code_answers, honest_variants
 from tests.support.harness import inprocess_notebook
-from tests.support.notebooks import read
-from tests.variants.spec import Variant
 
 CASES = [(a, v) for a in assignment_ids() for v in honest_variants(code_answers(read(source_notebook(a))))]
 

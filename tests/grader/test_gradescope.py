@@ -29,10 +29,10 @@ from autograder.gradescope.build import autograded_points, build, zip_name
 from autograder.gradescope.run import pick_notebook, run
 from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
+from testbed.variants import VARIANTS
 from tests.conftest import TIMINGS
 from tests.grader.hostile_class import prints_hidden, reads_hidden, with_cell_after
 from tests.grader.leaks import normalised, secret_lines
-from tests.variants import VARIANTS
 
 SCHEMA = json.loads(Path(__file__).with_name("gradescope_results.schema.json").read_text())
 COURSE = Course.default()

@@ -19,12 +19,12 @@ from autograder.course.settings import release_notebook
 from autograder.pipeline.export import export_frame
 from autograder.pipeline.results import Status
 from autograder.pipeline.sanitize import sanitize_notebook
+from testbed.variants.attention import VARIANTS
 from tests.grader.notebook_class import filled
 from tests.support.course import ThrowawayCourse
 from tests.support.editors import EDITORS, vscode, worst
 from tests.support.grading_pool import grade_on_kept_pool
 from tests.support.grading_seed import ONE_THREAD
-from tests.variants.attention import VARIANTS
 
 ASSIGNMENT = "01_attention"
 MUTANT = next(v for v in VARIANTS if v.cell == "causal_mask" and v.name == "true_means_blocked")

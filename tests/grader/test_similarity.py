@@ -25,11 +25,11 @@ from autograder.similarity.compare import (
 )
 from autograder.similarity.fingerprints import MAGIC, Context, fingerprint, normalise, structure
 from autograder.similarity.page import assignment_section
+from testbed.notebooks import read
+from testbed.similarity_class import DESIGNS, answer_pool, build_class, build_disguised_class, hand_in
+from testbed.similarity_disguises import FAMILIES, TRIPLES, course_parameters, disguised
+from testbed.similarity_margins import reference_margin
 from tests.support.course import ThrowawayCourse
-from tests.support.notebooks import read
-from tests.support.similarity_class import DESIGNS, answer_pool, build_class, build_disguised_class, hand_in
-from tests.support.similarity_disguises import FAMILIES, TRIPLES, course_parameters, disguised
-from tests.support.similarity_margins import reference_margin
 
 ANSWER = """def scaled_dot_product_attention(query, key, value, mask=None, dropout=None):
     d_k = query.size(-1)
@@ -832,7 +832,7 @@ def test_the_export_reads_each_hand_in_s_closeness_to_the_reference(throwaway_co
 def test_each_disguised_copy_of_the_reference_ranks_above_every_independent_student(assignment: str):
     """One class per notebook: 30 independent students who never hand in the reference itself, and a copy of the
     reference per disguise family alone and three at a time, ranked by their z against the reference. (The popular
-    design too: ``python -m tests.support.similarity_margins --reference``, docs/similarity.md.)"""
+    design too: ``python -m testbed.similarity_margins --reference``, docs/similarity.md.)"""
     design = "uniform"
     found, result = reference_margin(assignment, design)
     print(f"{assignment} {design}: lowest reference copy z {found.lowest:.2f} ({found.weakest}), best independent "

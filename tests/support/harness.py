@@ -9,9 +9,9 @@ from pathlib import Path
 from filelock import FileLock
 
 from autograder.course import settings
+from testbed.notebooks import answer_cells, read
+from testbed.variants import VARIANTS, Variant
 from tests.support.inprocess import InProcessNotebook
-from tests.support.notebooks import answer_cells, read
-from tests.variants import VARIANTS, Variant
 
 # A folder shared by every worker of one test run (conftest.py makes it in the controller, whose
 # environment the xdist workers inherit).

@@ -1,6 +1,6 @@
 """Variants of the answers of 05_encoder_decoder: realistic mistakes (mutants) and other correct answers."""
 
-from tests.variants.spec import alternative, mutant
+from testbed.variants.spec import alternative, mutant
 
 ASSIGNMENT = "05_encoder_decoder"
 

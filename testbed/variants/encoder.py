@@ -1,6 +1,6 @@
 """Variants of the answers of 04_encoder: realistic mistakes (mutants) and other correct answers."""
 
-from tests.variants.spec import alternative, mutant
+from testbed.variants.spec import alternative, mutant
 
 ASSIGNMENT = "04_encoder"
 

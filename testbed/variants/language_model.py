@@ -1,6 +1,6 @@
 """Variants of the answers of 07_language_model: realistic mistakes (mutants) and other correct answers."""
 
-from tests.variants.spec import Variant, alternative, mutant
+from testbed.variants.spec import Variant, alternative, mutant
 
 ASSIGNMENT = "07_language_model"
 

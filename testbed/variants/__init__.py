@@ -8,7 +8,7 @@ every module is found here by itself, so adding a notebook's variants is adding 
 import importlib
 import pkgutil
 
-from tests.variants.spec import Blame, Variant
+from testbed.variants.spec import Blame, Variant
 
 
 def _discover() -> tuple[dict[str, list[Variant]], dict[str, list[Blame]]]:

@@ -1,6 +1,6 @@
 """Variants of the answers of 01_attention: realistic mistakes (mutants) and other correct answers."""
 
-from tests.variants.spec import Blame, alternative, mutant
+from testbed.variants.spec import Blame, alternative, mutant
 
 ASSIGNMENT = "01_attention"
 

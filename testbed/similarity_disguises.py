@@ -41,7 +41,7 @@ import inspect
 
 from autograder.course.settings import release_notebook
 from autograder.similarity.answers import release_code
-from tests.support.notebooks import read
+from testbed.notebooks import read
 
 FAMILIES = (
     "synonyms",

@@ -15,7 +15,7 @@ class Rule:
     exercise: str  # the answer cell's grade id
     words: str  # quoted from the TODO
     test_cell: str  # the graded test cell that fails when only this rule breaks
-    mutant: str  # the name of the mutant (tests/variants/<notebook module>.py) that breaks it
+    mutant: str  # the name of the mutant (testbed/variants/<notebook module>.py) that breaks it
 
     @property
     def mutant_id(self) -> str:

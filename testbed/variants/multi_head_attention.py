@@ -1,6 +1,6 @@
 """Variants of the answers of 02_multi_head_attention: realistic mistakes (mutants) and other correct answers."""
 
-from tests.variants.spec import Blame, alternative, mutant
+from testbed.variants.spec import Blame, alternative, mutant
 
 ASSIGNMENT = "02_multi_head_attention"
 

@@ -1,6 +1,6 @@
 """The margins of the planted-copy classes: how far each notebook's lowest copy lies above its best independent pair.
 
-``python -m tests.support.similarity_margins [--design uniform popular] [--assignment 02_multi_head_attention]``
+``python -m testbed.similarity_margins [--design uniform popular] [--assignment 02_multi_head_attention]``
 builds :func:`.similarity_class.build_disguised_class` per notebook and class design, compares it in memory
 (no course on disk: the grader's results play no part in the text's z) and prints, per notebook and design,
 the lowest copy's z, the best independent pair's z, the margin and the copies ranked below that pair.
@@ -14,7 +14,7 @@ import nbformat
 from autograder.course.settings import release_notebook, source_notebook
 from autograder.similarity.answers import ADDED, ClassWork, Submission, reference_solutions
 from autograder.similarity.compare import AssignmentSimilarity, compare_class
-from tests.support.similarity_class import (
+from testbed.similarity_class import (
     DESIGNS,
     SimilarityClass,
     build_disguised_class,

@@ -1,9 +1,9 @@
 """A class for the similarity report: independent students, planted copies, untouched and empty notebooks.
 
 Independent students each pick, per exercise, one of the answers the course's tests already
-hold (the reference answer and every mutant and alternative of ``tests/variants``, applied
+hold (the reference answer and every mutant and alternative of ``testbed/variants``, applied
 with :meth:`Variant.apply`) or one written for this class in another style
-(:mod:`tests.support.similarity_styles`), at random, no two students the same mix. A planted
+(:mod:`testbed.similarity_styles`), at random, no two students the same mix. A planted
 copy takes one independent student's answers and disguises them the usual ways
 (:func:`disguise`): local names renamed, a helper function inlined,
 statements swapped where their order is free, comments and blank lines rewritten (by
@@ -26,11 +26,11 @@ from autograder.course.notebooks import fill_answers, grade_id, is_answer_cell, 
 from autograder.course.settings import release_notebook, source_notebook
 from autograder.pipeline.results import Status, SubmissionResult, TestResult, save_result
 from autograder.similarity.fingerprints import fingerprint
-from tests.support.nbgrader_course import submit
-from tests.support.notebooks import read
-from tests.support.similarity_disguises import FAMILIES, TRIPLES, course_parameters, disguised
-from tests.support.similarity_styles import STYLES
-from tests.variants import VARIANTS
+from testbed.nbgrader_course import submit
+from testbed.notebooks import read
+from testbed.similarity_disguises import FAMILIES, TRIPLES, course_parameters, disguised
+from testbed.similarity_styles import STYLES
+from testbed.variants import VARIANTS
 
 
 @functools.cache
@@ -312,7 +312,7 @@ def build_class(
 
 @functools.cache
 def mutants(assignment: str) -> dict[tuple[str, str], str]:
-    """``{(exercise, code): mutant name}`` for the variants of ``tests/variants`` that are mistakes."""
+    """``{(exercise, code): mutant name}`` for the variants of ``testbed/variants`` that are mistakes."""
     reference = reference_answers(read(source_notebook(assignment)))
     return {
         (variant.cell, variant.apply(reference[variant.cell])): variant.name

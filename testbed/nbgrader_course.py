@@ -11,7 +11,7 @@ from nbgrader.apps import NbGraderAPI
 from autograder.course.course import Course
 from autograder.course.notebooks import fill_answers
 from autograder.course.paths import sqlite_url
-from tests.support.notebooks import read
+from testbed.notebooks import read
 
 
 @dataclass

@@ -27,14 +27,14 @@ import psutil
 import websocket
 
 from classroom.layout import HubLayout
-from tests.browser.lab import end_processes, free_port
+from testbed.lab import end_processes, free_port
 
 TEST_PREFIX = Path("/srv/tfcourse-test")
 # pytest-timeout's limit (s) for the tests of a module that lays out TEST_PREFIX: the first one builds the hub's
 # environment when it is missing or its pins changed (most of a 409 s set-up on this 2-core machine under other
 # helpers' load, 2026-11-29) before its class runs (281 s, the same day): past the suite's 600 s.
 HUB_MODULE_TIMEOUT = 1200
-CONFIG = Path(__file__).resolve().parents[2] / "classroom" / "jupyterhub_config.py"
+CONFIG = Path(__file__).resolve().parents[1] / "classroom" / "jupyterhub_config.py"
 SERVICE = "classroom-test"
 EXTRA_CONFIG = """\
 c.JupyterHub.services = [{{"name": "{service}", "api_token": "{token}"}}]
