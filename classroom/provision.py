@@ -52,6 +52,7 @@ RUNTIME_PARTS = (
     "classroom/student_view.py", "classroom/due_dates_view.py", "classroom/fetch_edition.py",
     "classroom/ngshare_edition.py",
     "classroom/submit_guard.py",
+    "classroom/kernel_ports.py",  # a dead kernel restarts on new ports where another process took one of its own
 )  # fmt: skip
 # The exchange's course folder and its parts: root:instructors, so that no student can create,
 # rename or replace them (before a release or after); nbgrader's own modes for a group-shared
@@ -66,6 +67,10 @@ STUDENT_SERVER_EXTENSIONS = {
     "nbgrader.server_extensions.assignment_list": True,
     "nbgrader.server_extensions.validate_assignment": True,
     "classroom.due_dates_view": True,  # ~/DUE_DATES.md, kept up to date from the hub student-view service
+}
+# A student's kernel manager: a kernel restarts on new ports where one of its own was taken (classroom/kernel_ports.py).
+STUDENT_KERNEL_MANAGER = {
+    "MappingKernelManager": {"kernel_manager_class": "classroom.kernel_ports.FreshPortsKernelManager"}
 }
 # Nobody on the hub is asked to fetch Jupyter's news (the machine may have no way out).
 EVERYONE_DISABLED_PLUGINS = {"@jupyterlab/apputils-extension:announcements": True}
@@ -209,7 +214,7 @@ def write_config(layout: HubLayout, exchange: str = "filesystem") -> None:
     layout.exchange_choice.write_text(exchange)
     student = layout.role_config("student")
     (student / "labconfig").mkdir(parents=True, exist_ok=True)
-    server = {"ServerApp": {"jpserver_extensions": STUDENT_SERVER_EXTENSIONS}}
+    server = {"ServerApp": {"jpserver_extensions": STUDENT_SERVER_EXTENSIONS}, **STUDENT_KERNEL_MANAGER}
     (student / "jupyter_server_config.json").write_text(json.dumps(server, indent=1))
     (student / "labconfig" / "page_config.json").write_text(
         json.dumps({"disabledExtensions": STUDENT_DISABLED_PLUGINS})
