@@ -116,7 +116,9 @@ async def kill_with_a_port_held(manager_class: str, port_name: str, hold: socket
 
 
 @pytest.fixture
-def holder():
+def holder(tmp_path, monkeypatch):
+    """A socket to hold a port with; the kernels' connection files (a killed kernel's stays) in a tmp folder."""
+    monkeypatch.chdir(tmp_path)
     with socket.socket() as hold:
         hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         yield hold
