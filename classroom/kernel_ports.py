@@ -1,13 +1,15 @@
 """A kernel that died (stopped past its memory limit, or restarted by its student) comes back even when another
 process took one of its ports meanwhile.
 
-jupyter_client restarts a kernel on the dead kernel's ports (new ones only when it dies within its first seconds,
-``KernelRestarter.random_ports_until_alive``), and the student's "Restart kernel" keeps them too. On the
-one-machine hub every student's processes share the machine's ports, and any of them can be taken in the moment
-between the old kernel's end and the new kernel's start: by another student's kernel that starts then, or on
-purpose by a student who watches another's ports (``/proc/net/tcp`` lists everyone's). The new kernel then stops
-at once on "Address already in use", all five automatic restarts end the same way, and the server drops the
-kernel: JupyterLab marks it dead and neither runs a cell nor restarts it ("Kernel is dead"), with no word why.
+jupyter_client restarts a kernel on the dead kernel's ports (its ``newports`` for a kernel that dies within its
+first seconds changes nothing under jupyter_server: the ports come from its port cache), and the student's
+"Restart kernel" keeps them too. On the one-machine hub every student's processes share the machine's ports, and
+any of them can be taken between the old kernel's end and the new kernel's start (the restarter looks every 3 s):
+by another student's kernel that starts then, or on purpose by a student who watches another's ports
+(``/proc/net/tcp`` lists everyone's). Taken, the shell port stops the new kernel at once on "Address already in
+use", all five automatic restarts end the same way, and the server drops the kernel: JupyterLab marks it dead and
+neither runs a cell nor restarts it ("Kernel is dead"). Any later port leaves a kernel that bound its shell port
+and hangs as it exits: its process lives, so nothing restarts it, and every cell waits for ever.
 
 :class:`FreshPortsKernelManager` starts a kernel on new ports when one of the old ones is taken (each attempt
 checks again), and after a restart on new ports its server watches the new kernel's messages (jupyter_server does
