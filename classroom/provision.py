@@ -58,7 +58,8 @@ RUNTIME_PARTS = (
     "classroom/submit_guard.py",
     # What an existing hub's configuration imports from here (python -m classroom.install, classroom/existing_hub.py).
     "classroom/existing_hub.py", "classroom/layout.py",
-)  # fmt: skip
+    "classroom/kernel_ports.py",  # a dead kernel restarts on new ports where another process took one of its own
+)
 # The exchange's course folder and its parts: root:instructors, so that no student can create,
 # rename or replace them (before a release or after); nbgrader's own modes for a group-shared
 # course, and the sticky bit on the inbound folder, so that a student removes or renames no
@@ -72,6 +73,10 @@ STUDENT_SERVER_EXTENSIONS = {
     "nbgrader.server_extensions.assignment_list": True,
     "nbgrader.server_extensions.validate_assignment": True,
     "classroom.due_dates_view": True,  # ~/DUE_DATES.md, kept up to date from the hub student-view service
+}
+# A student's kernel manager: a kernel restarts on new ports where one of its own was taken (classroom/kernel_ports.py).
+STUDENT_KERNEL_MANAGER = {
+    "MappingKernelManager": {"kernel_manager_class": "classroom.kernel_ports.FreshPortsKernelManager"}
 }
 # Nobody on the hub is asked to fetch Jupyter's news (the machine may have no way out).
 EVERYONE_DISABLED_PLUGINS = {"@jupyterlab/apputils-extension:announcements": True}
@@ -171,7 +176,7 @@ def hub_constraints(*more: str) -> str:
 def install_runtime(layout: HubLayout) -> None:
     """The helper package and its data, and the translated student notebooks (with ngshare, a student copies one
     over the fetched English one), read-only; the package is found by every kernel through a ``.pth`` file."""
-    from tfcourse.registry import translated_releases  # noqa: PLC0415 (the ngshare image imports this module without tfcourse)
+    from tfcourse.registry import translated_releases  # the ngshare image imports this module without tfcourse
 
     shutil.rmtree(layout.runtime, ignore_errors=True)
     for part in (*RUNTIME_PARTS, *translated_releases().values()):
@@ -224,7 +229,7 @@ def write_config(layout: HubLayout, exchange: str = "filesystem") -> None:
     layout.exchange_choice.write_text(exchange)
     student = layout.role_config("student")
     (student / "labconfig").mkdir(parents=True, exist_ok=True)
-    server = {"ServerApp": {"jpserver_extensions": STUDENT_SERVER_EXTENSIONS}}
+    server = {"ServerApp": {"jpserver_extensions": STUDENT_SERVER_EXTENSIONS}, **STUDENT_KERNEL_MANAGER}
     (student / "jupyter_server_config.json").write_text(json.dumps(server, indent=1))
     (student / "labconfig" / "page_config.json").write_text(
         json.dumps({"disabledExtensions": STUDENT_DISABLED_PLUGINS})
@@ -393,9 +398,9 @@ def main() -> None:
     parser.add_argument("--instructor", action="append", default=[], help="a system user to make an instructor")
     parser.add_argument("--refresh-course", action="store_true", help="copy the course files over the course folder")
     parser.add_argument("--exchange", choices=EXCHANGES, default="filesystem",
-                        help="nbgrader's exchange: this machine's disk (default) or the ngshare service")  # fmt: skip
+                        help="nbgrader's exchange: this machine's disk (default) or the ngshare service")
     parser.add_argument("--remove-accounts", action="store_true",
-                        help="instead: remove the system users provision and the roster made (no other)")  # fmt: skip
+                        help="instead: remove the system users provision and the roster made (no other)")
     parser.add_argument("--remove-homes", action="store_true", help="with --remove-accounts: their homes too")
     logs.add_options(parser)
     args = parser.parse_args()

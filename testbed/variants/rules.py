@@ -51,7 +51,7 @@ RULES: list[Rule] = [
         ),
         ("as a Python `float`", "train_step_update", "returns_the_loss_tensor"),
         ("no device, dtype or train/eval mode is set here", "train_step_keeps_mode", "sets_train_mode"),
-    ),  # fmt: skip
+    ),
     *_rules(
         ENCODER,
         "extra_credit_warmup",
@@ -64,7 +64,7 @@ RULES: list[Rule] = [
         ("never rises after it: one warm-up, then no second one", "extra_credit_warmup_shape", "cosine_with_restarts"),
         ("each group follows the same curve relative to its own peak", "extra_credit_warmup_groups",
          "one_rate_for_every_group"),
-    ),  # fmt: skip
+    ),
     *_rules(
         SEQ2SEQ,
         "transformer",
@@ -111,7 +111,7 @@ RULES: list[Rule] = [
          "sum_without_parameters"),
         ("no tensor is made on a fixed device", "extra_credit_pooling_device",
          "padding_zeros_made_on_the_default_device"),
-    ),  # fmt: skip
+    ),
     *_rules(
         AG_NEWS,
         "blog_fix",
@@ -146,7 +146,7 @@ RULES: list[Rule] = [
         ("each row of the batch keeps its own keys and values", "self_attention_cache", "cache_of_row_0_for_every_row"),
         ("Create new tensors on `x`'s device", "self_attention_dtype_device", "positions_on_the_default_device"),
         ("`d_model` to `3 * d_model` features, **without bias**", "self_attention_structure", "projections_with_bias"),
-    ),  # fmt: skip
+    ),
     *_rules(
         GPT,
         "gpt",
@@ -218,4 +218,4 @@ RULES += [
         ("any dtype and device", "extra_credit_gqa_cache", "empty_cache_on_the_default_device"),
         ("any dtype and device", "extra_credit_gqa_cache", "positions_on_the_cpu"),
     ),
-]  # fmt: skip
+]

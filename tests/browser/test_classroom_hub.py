@@ -535,10 +535,10 @@ def until_the_kernel_answers(hub: Hub, user: str, kernel: str, timeout: float = 
     A kernel killed mid-cell stays "busy" in its server's books until the new kernel's first status message, and
     while it is, the server skips the check (its "nudge") that a new channel's subscriptions are in place before
     the channel opens (jupyter_server 2.21: "Nudge: not nudging busy kernel" in its debug log right after an
-    out-of-memory restart); the kernel_info reply comes on the shell channel, which needs no subscription. A restart
-    can fail: it reuses the dead kernel's ports, and when another process took one meanwhile, all five attempts
-    end in "Address already in use" and the server drops the kernel but keeps the channel open (reproduced with a
-    port held by hand). That fails here with the hub's log, where it used to be an execute that waited for ever.
+    out-of-memory restart); the kernel_info reply comes on the shell channel, which needs no subscription.
+    jupyter_client restarts on the dead kernel's ports; when another process took one meanwhile, the kernel was
+    dropped or hung alive and silent (tests/classroom/test_kernel_ports.py): student servers restart it on new
+    ports instead (classroom/kernel_ports.py). A restart that still fails fails here with the hub's log.
     """
     deadline, authorization = time.monotonic() + timeout, [f"Authorization: token {hub.token}"]
     try:
