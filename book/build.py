@@ -52,21 +52,21 @@ from nbformat import NotebookNode
 if not __package__:  # run as `python book/build.py`: the repository's own packages (book, editions) first
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autograder.course.course import Course  # noqa: E402
-from autograder.course.notebooks import (  # noqa: E402
+from autograder.course.course import Course
+from autograder.course.notebooks import (
     HIDDEN_TESTS,
     SOLUTION_MARKER,
     is_answer_cell,
     is_graded_test_cell,
     is_student_cell,
 )
-from book.accessible import accessible_html  # noqa: E402
-from book.alt_text import set_alt_text  # noqa: E402
-from book.words import EN, LANGUAGES, Words, link_to_other_language, other  # noqa: E402
-from editions.release import translate  # noqa: E402
-from editions.translations import load  # noqa: E402
-from tfcourse import hosted  # noqa: E402
-from tfcourse.language import EDITION_VARIABLE  # noqa: E402
+from book.accessible import accessible_html
+from book.alt_text import set_alt_text
+from book.words import EN, LANGUAGES, Words, link_to_other_language, other
+from editions.release import translate
+from editions.translations import load
+from tfcourse import hosted
+from tfcourse.language import EDITION_VARIABLE
 
 # Read in the kernel that executes a notebook, before its first cell: figures describe themselves.
 KERNEL_STARTUP = "from tfcourse.figure_text import install\n\ninstall()\n"

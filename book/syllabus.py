@@ -35,8 +35,8 @@ from nbformat import NotebookNode
 if not __package__:  # run as `python book/syllabus.py`: the repository's own packages first
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autograder.course import settings  # noqa: E402
-from autograder.course.notebooks import (  # noqa: E402
+from autograder.course import settings
+from autograder.course.notebooks import (
     grade_id,
     is_answer_cell,
     is_extra_credit,
@@ -44,10 +44,10 @@ from autograder.course.notebooks import (  # noqa: E402
     is_student_cell,
     nbgrader_meta,
 )
-from editions.release import release_notebook  # noqa: E402
-from editions.translations import interface  # noqa: E402
-from tfcourse import hosted  # noqa: E402
-from tfcourse.registry import editions, source, translated  # noqa: E402
+from editions.release import release_notebook
+from editions.translations import interface
+from tfcourse import hosted
+from tfcourse.registry import editions, source, translated
 
 REPO_ROOT = settings.REPO_ROOT
 PAGES = {code: REPO_ROOT / edition.syllabus for code, edition in editions().items()}

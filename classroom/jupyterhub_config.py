@@ -23,11 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the classroom package, beside this file
 
-from autograder.course.settings import CourseSettings, HubSettings, load_config  # noqa: E402
-from classroom.layout import INSTRUCTORS, HubLayout, is_instructor  # noqa: E402
-from classroom.limits import announce, configure_limits, confine_service  # noqa: E402
-from classroom.provision import NGSHARE_USER  # noqa: E402
-from classroom.student_view import VIEW_FOLDER, VIEW_VARIABLE  # noqa: E402
+from autograder.course.settings import CourseSettings, HubSettings, load_config
+from classroom.layout import INSTRUCTORS, HubLayout, is_instructor
+from classroom.limits import announce, configure_limits, confine_service
+from classroom.provision import NGSHARE_USER
+from classroom.student_view import VIEW_FOLDER, VIEW_VARIABLE
 
 c = get_config()  # noqa: F821 (JupyterHub provides get_config)
 hub = HubSettings(config=load_config())  # this checkout's nbgrader_config.py, then make hub's variables

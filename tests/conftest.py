@@ -27,24 +27,24 @@ os.environ["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # keeps debugpy's frozen-mod
 # nbgrader runs `alembic` by name: put this interpreter's bin folder first.
 os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 
-from autograder.course import settings  # noqa: E402
-from autograder.course.course import Course  # noqa: E402
-from autograder.course.settings import assignment_ids  # noqa: E402
-from testbed.nbgrader_course import GradedRun, grade_release_submissions  # noqa: E402
-from testbed.notebooks import read  # noqa: E402
-from testbed.variants import VARIANTS  # noqa: E402
-from tests.support import grading_pool  # noqa: E402
-from tests.support.course import ThrowawayCourse  # noqa: E402
-from tests.support.grading_seed import seed  # noqa: E402
-from tests.support.harness import (  # noqa: E402
+from autograder.course import settings
+from autograder.course.course import Course
+from autograder.course.settings import assignment_ids
+from testbed.nbgrader_course import GradedRun, grade_release_submissions
+from testbed.notebooks import read
+from testbed.variants import VARIANTS
+from tests.support import grading_pool
+from tests.support.course import ThrowawayCourse
+from tests.support.grading_seed import seed
+from tests.support.harness import (
     BROWSER_ARTIFACTS,
     SHARED_FOLDER_ENV,
     alternative_waves,
     combined_variants,
     inprocess_notebook,
 )
-from tests.support.inprocess import InProcessNotebook  # noqa: E402
-from tfcourse import language  # noqa: E402
+from tests.support.inprocess import InProcessNotebook
+from tfcourse import language
 
 # Made once, in the controller (or the only process); the xdist workers inherit the variable.
 os.environ.setdefault(SHARED_FOLDER_ENV, tempfile.mkdtemp(prefix="tfcourse-tests-"))

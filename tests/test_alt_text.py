@@ -3,11 +3,11 @@
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import nbformat  # noqa: E402
+import matplotlib.pyplot as plt
+import nbformat
 
-from book.alt_text import set_alt_text, tex_words  # noqa: E402
-from tfcourse.figure_text import FIGURE_MIME, describe  # noqa: E402
+from book.alt_text import set_alt_text, tex_words
+from tfcourse.figure_text import FIGURE_MIME, describe
 
 
 def two_panel_figure():

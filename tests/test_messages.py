@@ -14,12 +14,12 @@ import matplotlib as mpl
 import pytest
 
 mpl.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from editions.messages import interface_sources, read_catalog, sources, untranslated  # noqa: E402
-from tfcourse import language, messages, style  # noqa: E402
-from tfcourse.messages import tr  # noqa: E402
-from tfcourse.registry import editions  # noqa: E402
+from editions.messages import interface_sources, read_catalog, sources, untranslated
+from tfcourse import language, messages, style
+from tfcourse.messages import tr
+from tfcourse.registry import editions
 
 LANGUAGE = "zh"
 SOURCES = sources()

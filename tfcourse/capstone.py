@@ -161,7 +161,7 @@ def course_state(torch_module: nn.Module, target: nn.Module, renames: Mapping[st
     return state
 
 
-def copy_weights(torch_module: nn.Module, target: nn.Module, renames: Mapping[str, str] = {}) -> None:  # noqa: B006
+def copy_weights(torch_module: nn.Module, target: nn.Module, renames: Mapping[str, str] = {}) -> None:
     """Load ``torch_module``'s weights into ``target``; fail with the names when they do not fit."""
     try:
         target.load_state_dict(course_state(torch_module, target, renames))

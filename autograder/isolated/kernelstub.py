@@ -21,7 +21,7 @@ from pathlib import Path
 if __name__ == "__main__":  # started with -I -S: only the standard library, and this package for its protocol
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from autograder.isolated.protocol import (  # noqa: E402
+from autograder.isolated.protocol import (
     ChildJob,
     JobReply,
     KernelRequest,

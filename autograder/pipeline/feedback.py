@@ -28,20 +28,20 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import nbformat  # noqa: E402
-from matplotlib import mathtext  # noqa: E402
-from nbconvert import HTMLExporter  # noqa: E402
-from nbformat import NotebookNode  # noqa: E402
-from nbformat.v4 import new_markdown_cell, new_notebook  # noqa: E402
+import nbformat
+from matplotlib import mathtext
+from nbconvert import HTMLExporter
+from nbformat import NotebookNode
+from nbformat.v4 import new_markdown_cell, new_notebook
 
-from autograder.course.course import Course  # noqa: E402
-from autograder.course.hidden_messages import translate_hidden_tests  # noqa: E402
-from autograder.course.notebooks import HIDDEN_TESTS, edition, grade_id, is_graded_test_cell  # noqa: E402
-from autograder.course.paths import SUBMISSION_MARKS  # noqa: E402
-from autograder.course.settings import RELEASE_DIRECTORY, SOURCE_DIRECTORY  # noqa: E402
-from autograder.pipeline.feedback_text import CLEAN_RERUN, ENGLISH_WORDS, page_language, words  # noqa: E402
-from autograder.pipeline.results import Status, SubmissionResult, load_results  # noqa: E402
-from tfcourse.language import EDITIONS, ENGLISH  # noqa: E402
+from autograder.course.course import Course
+from autograder.course.hidden_messages import translate_hidden_tests
+from autograder.course.notebooks import HIDDEN_TESTS, edition, grade_id, is_graded_test_cell
+from autograder.course.paths import SUBMISSION_MARKS
+from autograder.course.settings import RELEASE_DIRECTORY, SOURCE_DIRECTORY
+from autograder.pipeline.feedback_text import CLEAN_RERUN, ENGLISH_WORDS, page_language, words
+from autograder.pipeline.results import Status, SubmissionResult, load_results
+from tfcourse.language import EDITIONS, ENGLISH
 
 DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
 INLINE_MATH = re.compile(r"(?<![\\$])\$([^$\n]+?)\$")

@@ -14,12 +14,12 @@ from gettext import ngettext
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+from matplotlib.ticker import MaxNLocator
 
-from autograder.pipeline.results import Status  # noqa: E402
+from autograder.pipeline.results import Status
 
 HANDED_IN = "handed in"
 MISSING = "missing (0 points)"
