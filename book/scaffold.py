@@ -26,6 +26,7 @@ from book.syllabus import GENERATED
 from editions.messages import hidden_messages_of, notebook_messages, update
 from editions.release import write_release
 from editions.translations import dump
+from tfcourse import hosted
 from tfcourse.registry import CATALOGS, translated
 
 log = logging.getLogger("book.scaffold")
@@ -45,12 +46,15 @@ def write_source(notebook: Notebook) -> None:
     """``book/new_notebook.json`` with the first notebook's setup (its heading and first code cell) in its SETUP
     cell, so that every notebook starts alike."""
     first = nbformat.read(settings.source_notebook(settings.assignment_ids(notebook.root)[0], notebook.root), 4)
-    setup = next(index for index, cell in enumerate(first.cells) if cell.cell_type == "code")
+    own = [cell for cell in first.cells if cell.get("id") not in hosted.RELEASE_CELL_IDS]  # not the release's
+    setup = next(index for index, cell in enumerate(own) if cell.cell_type == "code")
     text = TEMPLATE.read_text().replace("EXERCISE", NAME.match(notebook.name)["exercise"])
     text = text.replace("NUMBER", notebook.name[:2]).replace("TITLE", json.dumps(notebook.title)[1:-1])
     source = nbformat.reads(text, as_version=4)
     at = next(index for index, cell in enumerate(source.cells) if cell.source == "SETUP")
-    source.cells[at : at + 1], source.metadata = first.cells[setup - 1 : setup + 1], first.metadata
+    source.cells[at : at + 1], source.metadata = own[setup - 1 : setup + 1], first.metadata
+    release = settings.release_notebook(notebook.name, notebook.root).relative_to(notebook.root).as_posix()
+    hosted.stamp(source, release, hosted.release_version(), hosted.NEEDS.get(notebook.name, {}))  # as make release does
     path = settings.source_notebook(notebook.name, notebook.root)
     path.parent.mkdir(parents=True)
     nbformat.write(source, path)

@@ -58,6 +58,9 @@ RUNTIME_PARTS = (
     "classroom/submit_guard.py",
     # What an existing hub's configuration imports from here (python -m classroom.install, classroom/existing_hub.py).
     "classroom/existing_hub.py", "classroom/layout.py",
+    # The settings layout.py reads (the course id): their declarations and the course's nbgrader_config.py.
+    "autograder/course/__init__.py", "autograder/course/settings.py", "autograder/course/paths.py",
+    "nbgrader_config.py",
     "classroom/kernel_ports.py",  # a dead kernel restarts on new ports where another process took one of its own
 )
 # The exchange's course folder and its parts: root:instructors, so that no student can create,

@@ -295,7 +295,7 @@ def execute(url: str, token: str, code: str, timeout: float) -> str:
     finally:
         connection.close()
     if error:
-        raise KernelError(error)
+        raise KernelError(f"{error}\noutput before it: {''.join(output)}")
     return "".join(output)
 
 

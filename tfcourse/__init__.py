@@ -8,11 +8,16 @@ helpers whose messages say what was expected, what came out and why).
 """
 
 import sys
+from importlib.util import find_spec
 
 from tfcourse.modes import fast_mode
-from tfcourse.style import apply_course_style
 
-apply_course_style()
+# The figures' style, for every notebook that imports the package. A hub's own environment may hold no matplotlib:
+# its processes read the registry of editions (tfcourse.registry) and the catalogs alone.
+if find_spec("matplotlib") is not None:
+    from tfcourse.style import apply_course_style
+
+    apply_course_style()
 
 
 def _watch_cells() -> None:

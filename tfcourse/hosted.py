@@ -68,7 +68,7 @@ def setup_cell(edition: str, version: str, *, gpu: bool = False, ag_news: bool =
         '    torch_now = f"torch=={importlib.metadata.version(\'torch\')}"  # the service\'s own build, kept',
         '    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", course, torch_now], check=True)',
         "    importlib.invalidate_caches()",
-        "from tfcourse import hosted  # noqa: E402",
+        "from tfcourse import hosted",
         "",
         f'hosted.setup("{edition}", version="{version}"{options})',
     ])

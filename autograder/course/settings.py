@@ -8,6 +8,7 @@ The repository's ``nbgrader_config.py`` calls it with the repository root;
 """
 
 import os
+import stat
 from collections.abc import Sequence
 from importlib.util import find_spec
 from pathlib import Path
@@ -158,7 +159,10 @@ def configure(c: Config, root: Path, grading_directory: str = GRADING_DIRECTORY)
     c.CourseDirectory.autograded_directory = str(grading.path.relative_to(root) / AUTOGRADED)
     c.CourseDirectory.feedback_directory = str(grading.path.relative_to(root) / FEEDBACK)
     c.CourseDirectory.db_url = f"sqlite:///{grading.gradebook}"
-    grading.path.mkdir(parents=True, exist_ok=True)
+    if not grading.path.exists():
+        grading.path.mkdir(parents=True)
+        if root.stat().st_mode & stat.S_ISGID:  # a course folder its group shares (the hub's): the group writes too
+            grading.path.chmod(0o2770)
     # Per-cell limit honoured by validate and autograde; a cell past it is interrupted
     # and grading goes on with the next cell.
     c.Execute.timeout = course.cell_timeout
@@ -193,8 +197,10 @@ def configure(c: Config, root: Path, grading_directory: str = GRADING_DIRECTORY)
     # nbgrader's formgrader page loads MathJax from a CDN (its template ignores mathjax_url): the
     # course's formgrade template (templates/formgrade/) loads HTMLExporter.mathjax_url instead.
     # Only the formgrader's template is replaced; generate_feedback keeps nbgrader's own.
-    nbgrader_package = Path(find_spec("nbgrader").origin).parent  # found, not imported (an import takes seconds)
-    nbgrader_templates = str(nbgrader_package / "server_extensions" / "formgrader" / "templates")
+    nbgrader = find_spec("nbgrader")  # found, not imported (an import takes seconds)
+    if nbgrader is None:  # an environment without nbgrader (a hub's own, where the course is being installed)
+        return c
+    nbgrader_templates = str(Path(nbgrader.origin).parent / "server_extensions" / "formgrader" / "templates")
     c.HTMLExporter.mathjax_url = FORMGRADER_MATHJAX
     # A student's notebook is drawn in the instructor's session: its Markdown and outputs reduced to inert markup
     # (safe_html.py), beside the page's script policy (page_policy.py, INSTRUCTOR_SERVER_CONFIG).

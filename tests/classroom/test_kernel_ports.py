@@ -15,6 +15,8 @@ import os
 import signal
 import socket
 import time
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -115,6 +117,12 @@ async def kill_with_a_port_held(manager_class: str, port_name: str, hold: socket
         await asyncio.wait_for(kernels.shutdown_all(now=True), 60)
 
 
+def run_alone(coroutine: Coroutine) -> object:
+    """``coroutine`` on an event loop of its own thread: a test worker may already run one (a browser test's)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result(timeout=300)
+
+
 @pytest.fixture
 def holder(tmp_path, monkeypatch):
     """A socket to hold a port with; the kernels' connection files (a killed kernel's stays) in a tmp folder."""
@@ -126,7 +134,7 @@ def holder(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("port_name", ["shell_port", "iopub_port"])
 def test_a_kernel_killed_while_another_process_takes_its_port_restarts_on_new_ports(port_name, holder) -> None:
-    after = asyncio.run(kill_with_a_port_held(COURSE, port_name, holder))
+    after = run_alone(kill_with_a_port_held(COURSE, port_name, holder))
     assert not after.dropped, (
         f"the kernel was dropped after its restarts on the held port {after.held_port}: the student's notebook "
         "would show it dead, and neither run a cell nor restart it"
@@ -143,7 +151,7 @@ def test_jupyter_s_own_restart_on_a_taken_shell_port_fails_and_the_server_drops_
     """Why classroom/kernel_ports.py exists: the installed jupyter_client restarts on the same ports. Should this
     fail after an upgrade, jupyter_client chooses new ports itself and the course's class may go. (Held, the IOPub
     port leaves a live kernel that never answers: it bound its shell port, then hung as it exited on the error.)"""
-    after = asyncio.run(kill_with_a_port_held(STOCK, "shell_port", holder))
+    after = run_alone(kill_with_a_port_held(STOCK, "shell_port", holder))
     assert after.dropped, f"jupyter_client's own restart got past the held port: {after}"
 
 
