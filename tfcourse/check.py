@@ -29,11 +29,11 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tfcourse.language import EDITION_VARIABLE, EDITIONS, ENGLISH
+from tfcourse.language import EDITIONS, ENGLISH, speaking
 from tfcourse.messages import display_width, tr
 from tfcourse.modes import FAST_ENV_VAR, under_grader
 
@@ -152,18 +152,6 @@ def passed_all(results: list[tuple[Exercise, list[Failure]]]) -> bool:
     return all(not failures for _, failures in results)
 
 
-@contextlib.contextmanager
-def speaking(language: str) -> Iterator[None]:
-    """Messages (the tests' and the table's) in ``language`` while the check runs."""
-    before = os.environ.get(EDITION_VARIABLE)
-    os.environ[EDITION_VARIABLE] = language
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(EDITION_VARIABLE, None)
-        else:
-            os.environ[EDITION_VARIABLE] = before
 
 
 def notebook_language(notebook: Mapping) -> str:

@@ -18,13 +18,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 from tfcourse import registry
-from tfcourse.language import EDITION_VARIABLE, ENGLISH, record_edition
+from tfcourse.language import ENGLISH, record_edition, speaking
 from tfcourse.messages import tr
 from tfcourse.project import repository_url
 from tfcourse.style import apply_course_style
@@ -100,18 +98,6 @@ def kaggle_url(path: str, version: str, repository: str | None = None) -> str:
     return f"https://kaggle.com/kernels/welcome?src={notebook_url(path, version, repository)}"
 
 
-@contextmanager
-def speaking(edition: str) -> Iterator[None]:
-    """:func:`tr` in ``edition`` while the release writes that edition's cells."""
-    before = os.environ.get(EDITION_VARIABLE)
-    os.environ[EDITION_VARIABLE] = edition
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(EDITION_VARIABLE, None)
-        else:
-            os.environ[EDITION_VARIABLE] = before
 
 
 def links_markdown(path: str, edition: str, version: str) -> str:

@@ -19,8 +19,10 @@ The code is the same in every edition, so the language is chosen when it runs, i
 So a Chinese notebook speaks Chinese without any setting, whatever runs it.
 """
 
+import contextlib
 import json
 import os
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -87,3 +89,18 @@ def edition() -> str:
     except OSError:  # the working directory was removed
         return ENGLISH
     return folder_edition(here) or ENGLISH
+
+
+@contextlib.contextmanager
+def speaking(language: str) -> Iterator[None]:
+    """Messages in ``language`` while the block runs (a check's table, the release writing an edition's cells): the
+    setting that outranks every other source of the edition, put back as it was after."""
+    before = os.environ.get(EDITION_VARIABLE)
+    os.environ[EDITION_VARIABLE] = language
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(EDITION_VARIABLE, None)
+        else:
+            os.environ[EDITION_VARIABLE] = before
