@@ -32,7 +32,15 @@ from classroom.publish_student_view import look_once, publish, views
 from classroom.publish_student_view import read_languages as read_languages_file
 from classroom.roster import read_languages, save_languages
 from classroom.student_submit import PrivateSubmit
-from classroom.student_view import VIEW_FOLDER, VIEW_VARIABLE, Deadline, StudentView, due_dates_markdown, read_view
+from classroom.student_view import (
+    VIEW_FOLDER,
+    VIEW_VARIABLE,
+    Deadline,
+    StudentView,
+    due_dates_markdown,
+    duration,
+    read_view,
+)
 from classroom.submit_guard import CONFIRM_MINUTES, confirmation_file
 from classroom.system_users import ensure_user, remove_user
 from tfcourse.language import notebook_edition
@@ -195,6 +203,16 @@ def submit(exchange: Exchange) -> str:
     return ""
 
 
+def late_submit(exchange: Exchange, due: datetime, language: str = "en") -> tuple[str, set[str]]:
+    """The refused submit's message, and each lateness it may state: the view keeps the due date to the minute,
+    and the clock moves while the submit runs, so the stated lateness is that of a moment between the two reads."""
+    on_the_minute = due.replace(second=0, microsecond=0)
+    before = datetime.now(UTC)
+    refused = submit(exchange)
+    after = datetime.now(UTC)
+    return refused, {duration((moment - on_the_minute).total_seconds(), language) for moment in (before, after)}
+
+
 def edit(exchange: Exchange, text: str) -> None:
     notebook = json.loads(exchange.notebook.read_text())
     notebook["cells"][0]["source"] = text
@@ -206,21 +224,25 @@ def test_an_unchanged_hand_in_keeps_the_earlier_one_and_its_time(exchange: Excha
     exchange.run(EditionFetch)
     assert submit(exchange) == "" and len(exchange.hand_ins()) == 1
     first_time = (exchange.hand_ins()[0] / "timestamp.txt").read_text()
-    published("en", datetime.now(UTC) - timedelta(hours=1))  # now after the due date: a resubmission would be late
+    due = datetime.now(UTC) - timedelta(hours=1)
+    published("en", due)  # now after the due date: a resubmission would be late
     refused = submit(exchange)
     assert refused.startswith("Nothing changed since your hand-in of " + first_time), refused
     assert len(exchange.hand_ins()) == 1  # nothing new in the exchange: collect keeps the on-time hand-in
     edit(exchange, "a change")
-    assert "would be 1 h late" in submit(exchange)  # a real change is a new (late) hand-in: asked first
+    refused, lateness = late_submit(exchange, due)  # a real change is a new (late) hand-in: asked first
+    assert any(f"would be {late} late" in refused for late in lateness) and lateness <= {"1 h", "1 h 1 min"}, refused
 
 
 def test_a_late_submit_asks_first_then_hands_in(exchange: Exchange, published) -> None:
     due = datetime.now(UTC).astimezone(DUE.tzinfo) - timedelta(hours=2, minutes=3)
     published("zh", due - timedelta(days=1), due)  # the student's extension, past too
     exchange.run(EditionFetch)
-    refused = submit(exchange)
+    refused, lateness = late_submit(exchange, due, "zh")
     assert f"{ASSIGNMENT} 的截止时间是 {due.strftime('%Y-%m-%d %H:%M')} (UTC+08:00)" in refused, refused
-    assert "迟交 2 小时 3 分钟" in refused and f"请在 {CONFIRM_MINUTES} 分钟内再次点击" in refused, refused
+    assert "2 小时 3 分钟" in lateness or "2 小时 4 分钟" in lateness, lateness
+    assert any(f"迟交 {late}" in refused for late in lateness), (refused, lateness)
+    assert f"请在 {CONFIRM_MINUTES} 分钟内再次点击" in refused, refused
     assert exchange.hand_ins() == []  # asked, nothing handed in
     assert submit(exchange) == "" and len(exchange.hand_ins()) == 1  # confirmed: handed in, late
     edit(exchange, "a later change")
@@ -229,9 +251,11 @@ def test_a_late_submit_asks_first_then_hands_in(exchange: Exchange, published) -
 
 
 def test_an_old_request_does_not_confirm(exchange: Exchange, published) -> None:
-    published("en", datetime.now(UTC) - timedelta(minutes=5))
+    due = datetime.now(UTC) - timedelta(minutes=5)
+    published("en", due)
     exchange.run(EditionFetch)
-    assert "would be 5 min late" in submit(exchange)
+    refused, lateness = late_submit(exchange, due)
+    assert any(f"would be {late} late" in refused for late in lateness) and lateness <= {"5 min", "6 min"}, refused
     asked = confirmation_file(COURSE, ASSIGNMENT)
     stale = asked.stat().st_mtime - (CONFIRM_MINUTES * 60 + 1)
     os.utime(asked, (stale, stale))
