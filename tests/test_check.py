@@ -1,12 +1,15 @@
 """The check that works anywhere (tfcourse.check): the last cell of each notebook and the command.
 
-A half-done notebook 01 (one exercise right, one wrong, one untouched) is checked four ways: by its check
+A half-done notebook 01 (one exercise right, one wrong, one untouched) is checked five ways: by its check
 cell in a kernel that finds the notebook by name in its folder (English: every test's outcome reused from
-the run) and by Jupyter Server's session path (Chinese, the wrong exercise put right after its tests ran:
-they run again), by ``python -m tfcourse.check`` (exit 1), and by the command of the documented GitHub
-Classroom workflow on a finished notebook (exit 0).
+the run), by Jupyter Server's session path (Chinese, the wrong exercise put right after its tests ran:
+they run again) and by asking Colab's frontend for it (both editions; the frontend is a stand-in,
+tests/support/colab, and so are its failures: no answer, an error, something else than a notebook), by
+``python -m tfcourse.check`` (exit 1), and by the command of the documented GitHub Classroom workflow on a
+finished notebook (exit 0).
 """
 
+import json
 import os
 import shlex
 import subprocess
@@ -22,12 +25,14 @@ from autograder.course import settings
 from autograder.course.notebooks import fill_answers, reference_answers
 from editions.release import release_notebook
 from testbed.notebooks import read
-from tfcourse.check import CHECK_CALL, Failure, exercises, find_notebook, outcome
+from tests.support.editors import colab
+from tfcourse.check import CHECK_CALL, COLAB_TIMEOUT_S, Failure, exercises, find_notebook, outcome
 
 ASSIGNMENT = "01_attention"
 WRONG = (".tril()", ".triu(diagonal=1)")  # causal_mask: True where a query may NOT attend
 WORKFLOW = settings.REPO_ROOT / "docs" / "github-classroom" / "classroom.yml"
 RUN_TIMEOUT_S = 600
+COLAB_STANDIN = Path(__file__).parent / "support" / "colab"  # google.colab._message as the kernel imports it
 
 
 def answered(release: nbformat.NotebookNode, *, half: bool) -> nbformat.NotebookNode:
@@ -133,6 +138,70 @@ def test_check_cell_in_a_kernel_found_by_session_path_chinese(tmp_path, kernel_e
     assert found["scaled_dot_product_attention"] == "10  通过", table
     assert found["causal_mask"] == "3  通过", table
     assert found["padding_mask"] == "3  未尝试", table
+
+
+@pytest.fixture
+def colab_kernel(kernel_environment, tmp_path):
+    """A kernel's environment as on Colab: its marker set, Kaggle's not, colabtools' ``_message`` (the stand-in)
+    importable, the frontend's reply in ``reply.json`` beside the folder returned: the kernel's, empty (on Colab
+    the notebook is no file beside the kernel)."""
+    kernel_environment.setenv("COLAB_RELEASE_TAG", "release-colab-test")
+    kernel_environment.delenv("KAGGLE_KERNEL_RUN_TYPE", raising=False)
+    kernel_environment.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(COLAB_STANDIN),
+                                                                           os.environ.get("PYTHONPATH")])))
+    kernel_environment.setenv("COLAB_STANDIN_REPLY", str(tmp_path / "reply.json"))
+    (tmp_path / "content").mkdir()
+    return tmp_path / "content"
+
+
+@pytest.mark.parametrize("edition, words", [("en", ("passed", "failed: ", "not attempted")),
+                                            ("zh", ("通过", "未通过：", "未尝试"))])
+def test_check_cell_on_colab_reads_the_notebook_colab_sends(colab_kernel, edition, words):
+    release = english_release() if edition == "en" else read(release_notebook(edition, ASSIGNMENT))
+    notebook = colab(answered(release, half=True))  # as Colab's frontend holds it: its own metadata added
+    reply = {"data": {"ipynb": json.loads(nbformat.writes(notebook))}}  # the frontend's colab_reply
+    (colab_kernel.parent / "reply.json").write_text(json.dumps(reply), encoding="utf-8")
+    table = check_cell_output(notebook, colab_kernel)
+    print(table)  # the report quotes it
+    found = rows(table)
+    passed, failed, untouched = words
+    assert found.get("scaled_dot_product_attention") == f"10  {passed}", table
+    assert found.get("causal_mask", "").startswith(f"3  {failed}"), table
+    assert found.get("padding_mask") == f"3  {untouched}", table
+
+
+def test_check_cell_on_colab_says_why_colab_sent_no_notebook(colab_kernel):
+    """Each failure of the request is one sentence, never a traceback, and never the table of a stale copy of the
+    notebook lying in the kernel's folder; with Kaggle's marker set too, Colab is not asked (that copy is read)."""
+    nbformat.write(english_release(), colab_kernel / f"{ASSIGNMENT}.ipynb")  # a stale copy: the untouched release
+    replies = {"no reply": None, "an error": {"error": "notebook not saved"}, "no notebook": {"data": {"cells": []}},
+               "not a dict": {"data": "<html>"}, "on Kaggle": {"data": {"ipynb": {"cells": []}}}}
+    cells = [nbformat.v4.new_code_cell("import os\nimport tfcourse")]
+    for number, (case, reply) in enumerate(replies.items()):
+        path = colab_kernel.parent / f"reply-{number}.json"
+        if reply is not None:
+            path.write_text(json.dumps(reply), encoding="utf-8")
+        kaggle = "os.environ['KAGGLE_KERNEL_RUN_TYPE'] = 'Interactive'\n" if case == "on Kaggle" else ""
+        cells.append(nbformat.v4.new_code_cell(f"{kaggle}os.environ['COLAB_STANDIN_REPLY'] = {str(path)!r}\n"
+                                               f'tfcourse.check_notebook("{ASSIGNMENT}")'))
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    NotebookClient(notebook, timeout=RUN_TIMEOUT_S, allow_errors=True, kernel_name="python3",
+                   resources={"metadata": {"path": str(colab_kernel)}}).execute()
+    said = {}
+    for case, cell in zip(replies, notebook.cells[1:], strict=True):
+        errors = [f"{output.ename}: {output.evalue}" for output in cell.outputs if output.output_type == "error"]
+        assert not errors, f"{case}: the check raised instead of saying why Colab sent no notebook: {errors}"
+        said[case] = "".join(output.text for output in cell.outputs if output.output_type == "stream")
+    print(said)  # the report quotes them
+    reasons = {"no reply": f"no answer within {COLAB_TIMEOUT_S} s",
+               "an error": "it answered MessageError: notebook not saved",
+               "no notebook": "an unexpected answer: {'cells': []}", "not a dict": "an unexpected answer: '<html>'"}
+    for case, reason in reasons.items():
+        assert said[case].startswith(f"Colab did not send this notebook ({reason}). Run this cell again"), (
+            f"{case}: expected Colab's failure ({reason}), got {said[case]!r}")
+    # the stale copy's 16 points (its answers never ran here), not the empty notebook the frontend would send
+    assert "visible tests passed for 0 of 16 points" in said["on Kaggle"], (
+        f"with Kaggle's marker the check should read the notebook's file, not ask Colab: {said['on Kaggle']!r}")
 
 
 def run_command(command: list[str], folder: Path) -> subprocess.CompletedProcess:

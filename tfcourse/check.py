@@ -42,6 +42,7 @@ STUB_ERROR = "NotImplementedError"
 CHECK_CALL = "check_notebook("  # the check cell's own call: never run again by the check
 DEFINED = re.compile(r"^(?:async\s+)?(?:def|class)\s+(\w+)", re.MULTILINE)
 MESSAGE_WIDTH = 90  # columns of a failure's first line kept in the table
+COLAB_TIMEOUT_S = 30  # how long the check waits for Colab's frontend to send the open notebook
 CELL_TIMEOUT_S = 600  # one cell, from the command (nbgrader's own per-cell default is 30 s; training cells need more)
 
 
@@ -73,8 +74,12 @@ class Failure:
 
     def first_line(self) -> str:
         line = next((text for text in self.message.splitlines() if text.strip()), "")
-        text = f"{self.error}: {line}" if self.error != "AssertionError" or not line else line
-        return text if display_width(text) <= MESSAGE_WIDTH else text[: MESSAGE_WIDTH - 1] + "…"
+        return clipped(f"{self.error}: {line}" if self.error != "AssertionError" or not line else line)
+
+
+def clipped(text: str) -> str:
+    """``text`` cut to the table's width of a message (:data:`MESSAGE_WIDTH` columns)."""
+    return text if display_width(text) <= MESSAGE_WIDTH else text[: MESSAGE_WIDTH - 1] + "…"
 
 
 def _nbgrader(cell: Mapping) -> dict:
@@ -208,13 +213,39 @@ def run_tests(exercise: Exercise, namespace: dict, transform: Callable[[str], st
 
 
 def _colab_notebook() -> dict | None:
-    """The open notebook as Colab's frontend holds it (Colab keeps no file of it beside the kernel)."""
+    """The open notebook as Colab's frontend holds it (Colab keeps no file of it beside the kernel); None off Colab.
+
+    Asked only where Colab's marker is the service's: Kaggle's image is built on Colab's and carries
+    ``google.colab`` too, but nothing says Kaggle's frontend answers Colab's requests. colabtools'
+    ``google/colab/_message.py``: ``blocking_request`` returns the frontend's reply (for ``get_ipynb``,
+    ``{"ipynb": notebook}``), None when none came within the timeout, and raises ``MessageError`` when the
+    frontend answered with an error. Each failure is said (:class:`FileNotFoundError`, which the check cell
+    prints), never a traceback, and never answered from a stale file of the same name.
+    """
+    from tfcourse.hosted import marked_service
+
+    if marked_service() != "Colab":
+        return None
     try:
         from google.colab import _message  # type: ignore[import-not-found]
     except ImportError:
         return None
-    reply = _message.blocking_request("get_ipynb", request="", timeout_sec=30)
-    return reply.get("ipynb") if isinstance(reply, dict) else None
+    try:
+        reply = _message.blocking_request("get_ipynb", request="", timeout_sec=COLAB_TIMEOUT_S)
+    except Exception as error:  # MessageError, or whatever another colabtools raises: said, not raised
+        raise _colab_failure(tr("it answered {error}", error=clipped(f"{type(error).__name__}: {error}"))) from None
+    if reply is None:
+        raise _colab_failure(tr("no answer within {seconds} s", seconds=COLAB_TIMEOUT_S))
+    notebook = reply.get("ipynb") if isinstance(reply, dict) else None
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+        raise _colab_failure(tr("an unexpected answer: {reply}", reply=clipped(repr(reply))))
+    return notebook
+
+
+def _colab_failure(reason: str) -> FileNotFoundError:
+    return FileNotFoundError(tr("Colab did not send this notebook ({reason}). Run this cell again; or download the "
+                                "notebook (File > Download) and run `python -m tfcourse.check NOTEBOOK.ipynb` in a "
+                                "terminal.", reason=reason))
 
 
 def find_notebook(name: str | None, namespace: Mapping) -> dict:

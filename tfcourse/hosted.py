@@ -113,12 +113,16 @@ def links_markdown(path: str, edition: str, version: str) -> str:
             "notebook's edition.")
 
 
+def marked_service() -> str | None:
+    """The hosted service whose marker this kernel's environment carries (Kaggle's first), else None."""
+    return next((name for variable, name in SERVICE_MARKERS.items() if os.environ.get(variable)), None)
+
+
 def service() -> str | None:
     """The hosted service this kernel runs on, by its marker; else "a hosted notebook" when the course was
     installed from an archive (the setup cell's install: PEP 610's ``direct_url.json``); else None."""
-    for variable, name in SERVICE_MARKERS.items():
-        if os.environ.get(variable):
-            return name
+    if (name := marked_service()) is not None:
+        return name
     try:
         origin = json.loads(distribution("tfcourse").read_text("direct_url.json") or "{}")
     except (PackageNotFoundError, ValueError):
