@@ -1,13 +1,13 @@
-"""A notebook that went through another editor (Colab, VS Code, or one that drops every cell's metadata) is
-graded as it was written.
+"""A notebook that went through another editor (Colab, Kaggle, VS Code, or one that drops every cell's metadata)
+is graded as it was written.
 
 Notebook 01 (the fastest) is answered twice, with the reference answers and with a mutant (the causal mask
 inverted), and each answered notebook is passed through each editor of :mod:`tests.support.editors`. The
 grader's repair step (``sanitize``) must turn every round-tripped copy back into the cells, grade ids and
-order of the copy that never left JupyterLab; then the course's grader grades the worst case of both, and a
-hand-in whose student deleted a test cell and pasted a copy of an answer cell (what VS Code lets a student do
-without a warning), side by side with the untouched ones: the same answers get the same grade, and the
-deletion and the copy are each named in the export's repairs column.
+order of the copy that never left JupyterLab; then the course's grader grades the worst case of both, the
+reference answers as Kaggle saves them, and a hand-in whose student deleted a test cell and pasted a copy of
+an answer cell (what VS Code lets a student do without a warning), side by side with the untouched ones: the
+same answers get the same grade, and the deletion and the copy are each named in the export's repairs column.
 """
 
 import nbformat
@@ -22,7 +22,7 @@ from autograder.pipeline.sanitize import sanitize_notebook
 from testbed.variants.attention import VARIANTS
 from tests.grader.notebook_class import filled
 from tests.support.course import ThrowawayCourse
-from tests.support.editors import EDITORS, vscode, worst
+from tests.support.editors import EDITORS, kaggle, vscode, worst
 from tests.support.grading_pool import grade_on_kept_pool
 from tests.support.grading_seed import ONE_THREAD
 
@@ -79,6 +79,7 @@ def test_a_renamed_answer_is_found_by_its_place_and_keeps_its_text():
 STUDENTS = {
     "as_written": reference,
     "worst_case": lambda: worst(reference()),
+    "kaggle": lambda: kaggle(reference()),
     "mutant": mutant,
     "mutant_worst_case": lambda: worst(mutant()),
     "deleted_and_pasted": lambda: vscode(reference()),
@@ -103,7 +104,8 @@ def test_the_same_answers_get_the_same_grade_after_any_round_trip(graded):
     scores = {student: result.score for student, result in results.items()}
     print(scores)  # the report quotes them
     full = sum(test.max_score for test in results["as_written"].tests)
-    assert scores["as_written"] == scores["worst_case"] == scores["deleted_and_pasted"] == full, scores
+    assert scores["as_written"] == scores["worst_case"] == scores["kaggle"] == scores["deleted_and_pasted"] == full, \
+        scores
     assert scores["mutant"] == scores["mutant_worst_case"] < full, scores
 
 

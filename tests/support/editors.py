@@ -1,9 +1,9 @@
 """What editors do to a notebook between the release and the hand-in, as transformations of a notebook.
 
-Each models the behaviour its editor's maintainers describe (the threads are cited); none was observed
-here, since none of these editors runs on this machine. ``worst`` is the bound: every cell's metadata
-gone and every cell id new, the order of the cells kept (no editor reorders cells on save).
-Kaggle's editor is not modelled: no public description of what it writes into a notebook was found.
+Each models the behaviour its editor's maintainers describe (the threads are cited), or, for Kaggle, what a
+notebook Kaggle saved holds; none was observed here, since none of these editors runs on this machine.
+``worst`` is the bound: every cell's metadata gone and every cell id new, the order of the cells kept (no
+editor reorders cells on save).
 """
 
 import copy
@@ -73,6 +73,41 @@ def vscode(notebook: NotebookNode) -> NotebookNode:
     return edited
 
 
+# The times Kaggle's ``execution`` cell metadata records of a cell's run (Jupyter's message timestamps).
+EXECUTION_TIMES = ("iopub.status.busy", "iopub.execute_input", "iopub.status.idle", "shell.execute_reply.started",
+                   "shell.execute_reply")
+
+
+def kaggle(notebook: NotebookNode) -> NotebookNode:
+    """Kaggle's editor, as a notebook it saved shows: Kaggle/kaggle-api's tests/kernel/testing-x.ipynb (committed
+    as tests/kernel/testing.ipynb in d2534a2, "Update tests (#618)", renamed in d2ed914), which ran on Kaggle's
+    image 30646. It is format 4.4, without cell ids; the metadata of its code cell, which ran, is Kaggle's
+    ``_uuid``, ``_cell_guid``, ``execution`` (the times of the run) and ``trusted``; the notebook's metadata is
+    ``kernelspec``, ``language_info`` and ``kaggle`` (accelerator, data sources, image, internet, language,
+    source type, GPU). Its cell's source is one string, which nbformat reads as it reads a list of lines.
+
+    What that notebook cannot show, whether Kaggle keeps the metadata of a notebook it imported (nbgrader's,
+    the course's edition), is taken at its worst: gone. So every code cell (the student ran them all) carries
+    Kaggle's keys alone, every Markdown cell none, and the notebook's metadata only what the file shows.
+    """
+    ran = "2024-06-11T17:18:41.771461Z"
+
+    def change(cell: NotebookNode) -> None:
+        cell.pop("id", None)
+        cell.metadata = NotebookNode()
+        if cell.cell_type == "code":
+            cell.metadata.update(_uuid=str(uuid.uuid4()), _cell_guid=str(uuid.uuid4()), trusted=True,
+                                 execution=dict.fromkeys(EXECUTION_TIMES, ran))
+
+    edited = _each_cell(notebook, change)
+    edited.nbformat_minor = 4
+    edited.metadata = NotebookNode(
+        kernelspec=notebook.metadata.get("kernelspec", {}), language_info=notebook.metadata.get("language_info", {}),
+        kaggle={"accelerator": "none", "dataSources": [], "dockerImageVersionId": 30646, "isInternetEnabled": True,
+                "language": "python", "sourceType": "notebook", "isGpuEnabled": False})
+    return edited
+
+
 def worst(notebook: NotebookNode) -> NotebookNode:
     """Every cell's metadata gone and every cell id new; the order of the cells kept."""
 
@@ -85,6 +120,7 @@ def worst(notebook: NotebookNode) -> NotebookNode:
 
 EDITORS: dict[str, Callable[[NotebookNode], NotebookNode]] = {
     "colab": colab,
+    "kaggle": kaggle,
     "vscode_2020": vscode_2020,
     "worst": worst,
 }
