@@ -26,6 +26,7 @@ def _rules(notebook: str, exercise: str, *rows: tuple[str, str, str]) -> list[Ru
     return [Rule(notebook, exercise, words, cell, mutant) for words, cell, mutant in rows]
 
 
+ATTENTION, HEADS, POSITIONS = "01_attention", "02_multi_head_attention", "03_positional_encoding"
 ENCODER, SEQ2SEQ, AG_NEWS, GPT = "04_encoder", "05_encoder_decoder", "06_ag_news_classifier", "07_language_model"
 
 RULES: list[Rule] = [
@@ -218,4 +219,23 @@ RULES += [
         ("any dtype and device", "extra_credit_gqa_cache", "empty_cache_on_the_default_device"),
         ("any dtype and device", "extra_credit_gqa_cache", "positions_on_the_cpu"),
     ),
+]
+
+# Issue 51, the core exercises: each promise of a TODO's text that the input is left unchanged, that blocked
+# positions holding inf or NaN do not leak, that new tensors are made on the input's device, that the input's
+# float dtype (or the stated one) comes back.
+RULES += [
+    *_rules(
+        ATTENTION,
+        "sdpa",
+        ("replace the scores where `mask` is False by `torch.finfo(scores.dtype).min`, whatever they held",
+         "sdpa_mask", "mask_added_to_the_scores"),
+        ("a blocked key may hold `inf` or NaN, and none of it may reach the output", "sdpa_mask",
+         "mask_multiplied_into_the_scores"),
+        ("in float32, float16 and bfloat16", "sdpa_dtype_device", "computes_in_float32"),
+        ("in float32, float16 and bfloat16", "sdpa_robust_masking", "float32_cast_back_for_bfloat16_only"),
+        ("Do not create new tensors on a fixed device", "sdpa_dtype_device", "fill_tensor_on_cpu"),
+        ("Do not create new tensors on a fixed device", "sdpa_dtype_device", "scale_tensor_on_the_default_device"),
+    ),
+    *_rules(ATTENTION, "causal_mask", ("on `device`", "causal_mask_device", "device_ignored")),
 ]
