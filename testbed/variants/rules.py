@@ -238,4 +238,12 @@ RULES += [
         ("Do not create new tensors on a fixed device", "sdpa_dtype_device", "scale_tensor_on_the_default_device"),
     ),
     *_rules(ATTENTION, "causal_mask", ("on `device`", "causal_mask_device", "device_ignored")),
+    *_rules(HEADS, "split_heads", ("Do not copy the data", "split_heads_view", "copies_with_contiguous")),
+    *_rules(
+        HEADS,
+        "mha",
+        ("Create no tensor on a fixed device", "mha_dtype_device", "default_mask_made_on_the_cpu"),
+        ("do not change the dtype", "mha_dtype_device", "weights_returned_in_float32"),
+        ("do not change the dtype", "mha_dtype_device", "weights_float32_unless_bfloat16"),
+    ),
 ]
