@@ -74,6 +74,37 @@ VARIANTS = [
     ),
     mutant("sdpa", "dropout_ignored", ("        weights = dropout(weights)\n", "        pass\n")),
     mutant("sdpa", "scale_tensor_on_the_default_device", (SCALE[0], "/ torch.tensor(d_k, dtype=query.dtype).sqrt()")),
+    mutant(  # the float mask of Hugging Face models: finfo.min added, so a blocked NaN or inf stays in the score
+        "sdpa",
+        "mask_added_to_the_scores",
+        (
+            "scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)",
+            "scores = scores + (~mask).to(scores.dtype) * torch.finfo(scores.dtype).min",
+        ),
+    ),
+    mutant(  # masking by arithmetic: a blocked inf times 0 is NaN
+        "sdpa",
+        "mask_multiplied_into_the_scores",
+        (
+            "scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)",
+            "blocked = (~mask).to(scores.dtype)\n"
+            "        scores = scores * (1 - blocked) + blocked * torch.finfo(scores.dtype).min",
+        ),
+    ),
+    mutant(  # the visible tests' bfloat16 comes back; float16 comes back float32
+        "sdpa",
+        "float32_cast_back_for_bfloat16_only",
+        (
+            "d_k = query.size(-1)",
+            "dtype = query.dtype\n    query, key, value = query.float(), key.float(), value.float()\n"
+            "    d_k = query.size(-1)",
+        ),
+        (
+            "    return output, weights\n",
+            "    if dtype == torch.bfloat16:\n        return output.bfloat16(), weights.bfloat16()\n"
+            "    return output, weights\n",
+        ),
+    ),
     mutant(
         "sdpa",
         "fully_masked_rows_zeroed",

@@ -562,6 +562,13 @@ VARIANTS = [
         ("    with torch.no_grad():\n", "    if True:\n"),
     ),
     mutant("evaluate", "left_in_eval_mode", ("    model.train(was_training)\n", "")),
+    mutant(  # no .item() per batch, to spare a device sync; the running sum starts on the default device
+        "evaluate",
+        "loss_summed_in_a_tensor_made_on_the_default_device",
+        ("total_loss, correct, count = 0.0, 0, 0", "total_loss, correct, count = torch.zeros(()), 0, 0"),
+        ('reduction="sum").item()', 'reduction="sum")'),
+        ("return total_loss / count", "return total_loss.item() / count"),
+    ),
     mutant("evaluate", "always_back_to_training_mode", ("model.train(was_training)", "model.train()")),
     mutant("evaluate", "never_switched_to_eval_mode", ("    model.eval()\n", "")),
     mutant(

@@ -69,6 +69,12 @@ VARIANTS = [
             tgt[:, 0] = bos_idx
             return tgt
         """,
+        spares=("shift_right_dtype_device",),
+    ),
+    mutant(  # "a LongTensor", read as a fixed dtype: int32 ids come back int64
+        "shift_right",
+        "bos_column_long_whatever_the_ids",
+        ("torch.full_like(tgt[:, :1], bos_idx)", "torch.full_like(tgt[:, :1], bos_idx, dtype=torch.long)"),
     ),
     mutant(
         "shift_right",
@@ -451,6 +457,12 @@ VARIANTS = [
     ),
     mutant("greedy", "target_as_source_mask", ("model.decode(ys, memory, src)", "model.decode(ys, memory, ys)")),
     mutant("greedy", "starts_without_bos", ("(src.size(0), 1), bos_idx,", "(src.size(0), 1), eos_idx,")),
+    mutant("greedy", "ys_on_the_default_device", ("bos_idx, dtype=torch.long, device=src.device)", "bos_idx)")),
+    mutant(
+        "greedy",
+        "finished_on_the_default_device",
+        ("torch.zeros(src.size(0), dtype=torch.bool, device=src.device)", "torch.zeros(src.size(0), dtype=torch.bool)"),
+    ),
     mutant(
         "greedy", "finished_not_accumulated", ("finished |= next_token == eos_idx", "finished = next_token == eos_idx")
     ),

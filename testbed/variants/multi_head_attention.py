@@ -178,6 +178,16 @@ VARIANTS = [
     ),
     mutant("mha", "global_num_heads", ("), self.num_heads)", "), num_heads)")),  # section 1 left num_heads = 3
     mutant("mha", "averaged_weights", ("return output, weights", "return output, weights.mean(dim=1)")),
+    mutant("mha", "weights_returned_in_float32", ("return output, weights", "return output, weights.float()")),
+    mutant(  # the visible tests' bfloat16 comes back; float64 and float16 weights come back float32
+        "mha",
+        "weights_float32_unless_bfloat16",
+        (
+            "return output, weights",
+            "weights = weights.float()  # for the heatmaps\n"
+            "        return output, (weights.bfloat16() if query.dtype == torch.bfloat16 else weights)",
+        ),
+    ),
     mutant("mha", "dropout_ignored", ("dropout=self.dropout", "dropout=None")),
     mutant(
         "mha",

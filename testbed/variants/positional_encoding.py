@@ -20,6 +20,9 @@ LENGTH_CHECK = (
 SIN_BLOCK = "    matrix[0::2, 1::2] = torch.diag(sin)  # ... and from the old cosine\n"
 MINUS_SIN_BLOCK = "    matrix[1::2, 0::2] = torch.diag(-sin)  # new cosine from the old sine ...\n"
 DIV_SCALE = "-(math.log(10000.0) / d_model)"
+# The cells an answer that adds in place keeps: they check the dtype, the device and the dropout on sums taken
+# before the calls, or on copies.
+IN_PLACE_SPARES = ("positional_encoding_dtype_device", "positional_encoding_dropout")
 
 VARIANTS = [
     # --- sinusoidal_encoding: mistakes ---
@@ -142,7 +145,34 @@ VARIANTS = [
     mutant("positional_encoding", "length_from_batch_axis", ("length = x.size(1)", "length = x.size(0)")),
     mutant("positional_encoding", "dropout_before_adding", (ADD, "self.dropout(x) + self.pe[:, :length].to(x.dtype)")),
     mutant("positional_encoding", "dropout_ignored", (ADD, "x + self.pe[:, :length].to(x.dtype)")),
-    mutant("positional_encoding", "adds_in_place", (ADD, "self.dropout(x.add_(self.pe[:, :length].to(x.dtype)))")),
+    mutant(
+        "positional_encoding",
+        "adds_in_place",
+        (ADD, "self.dropout(x.add_(self.pe[:, :length].to(x.dtype)))"),
+        spares=IN_PLACE_SPARES,
+    ),
+    mutant(  # in place when no graph is kept, "to save memory": the visible test calls with gradients on
+        "positional_encoding",
+        "adds_in_place_under_no_grad",
+        (
+            ADD,
+            "self.dropout(x.add_(self.pe[:, :length].to(x.dtype)) if not torch.is_grad_enabled()\n"
+            "                            else x + self.pe[:, :length].to(x.dtype))",
+        ),
+        spares=IN_PLACE_SPARES,
+    ),
+    mutant(  # dropout written out, skipped at p = 0: its mask is made on the default device
+        "positional_encoding",
+        "dropout_mask_made_on_the_default_device",
+        (
+            "return " + ADD,
+            "summed = x + self.pe[:, :length].to(x.dtype)\n"
+            "        if self.training and self.dropout.p > 0:\n"
+            "            keep = torch.rand(summed.shape) >= self.dropout.p\n"
+            "            summed = summed * keep / (1 - self.dropout.p)\n"
+            "        return summed",
+        ),
+    ),
     # --- PositionalEncoding: other correct answers ---
     alternative(
         "positional_encoding",

@@ -26,6 +26,7 @@ def _rules(notebook: str, exercise: str, *rows: tuple[str, str, str]) -> list[Ru
     return [Rule(notebook, exercise, words, cell, mutant) for words, cell, mutant in rows]
 
 
+ATTENTION, HEADS, POSITIONS = "01_attention", "02_multi_head_attention", "03_positional_encoding"
 ENCODER, SEQ2SEQ, AG_NEWS, GPT = "04_encoder", "05_encoder_decoder", "06_ag_news_classifier", "07_language_model"
 
 RULES: list[Rule] = [
@@ -218,4 +219,72 @@ RULES += [
         ("any dtype and device", "extra_credit_gqa_cache", "empty_cache_on_the_default_device"),
         ("any dtype and device", "extra_credit_gqa_cache", "positions_on_the_cpu"),
     ),
+]
+
+# Issue 51, the core exercises: each promise of a TODO's text that the input is left unchanged, that blocked
+# positions holding inf or NaN do not leak, that new tensors are made on the input's device, that the input's
+# float dtype (or the stated one) comes back.
+RULES += [
+    *_rules(
+        ATTENTION,
+        "sdpa",
+        ("replace the scores where `mask` is False by `torch.finfo(scores.dtype).min`, whatever they held",
+         "sdpa_mask", "mask_added_to_the_scores"),
+        ("a blocked key may hold `inf` or NaN, and none of it may reach the output", "sdpa_mask",
+         "mask_multiplied_into_the_scores"),
+        ("in float32, float16 and bfloat16", "sdpa_dtype_device", "computes_in_float32"),
+        ("in float32, float16 and bfloat16", "sdpa_robust_masking", "float32_cast_back_for_bfloat16_only"),
+        ("Do not create new tensors on a fixed device", "sdpa_dtype_device", "fill_tensor_on_cpu"),
+        ("Do not create new tensors on a fixed device", "sdpa_dtype_device", "scale_tensor_on_the_default_device"),
+    ),
+    *_rules(ATTENTION, "causal_mask", ("on `device`", "causal_mask_device", "device_ignored")),
+    *_rules(HEADS, "split_heads", ("Do not copy the data", "split_heads_view", "copies_with_contiguous")),
+    *_rules(
+        HEADS,
+        "mha",
+        ("Create no tensor on a fixed device", "mha_dtype_device", "default_mask_made_on_the_cpu"),
+        ("do not change the dtype", "mha_dtype_device", "weights_returned_in_float32"),
+        ("do not change the dtype", "mha_dtype_device", "weights_float32_unless_bfloat16"),
+    ),
+    *_rules(POSITIONS, "sinusoidal_encoding", ("a **float32** tensor of shape `(max_len, d_model)`",
+                                              "sinusoidal_encoding_shape_dtype", "returns_float64")),
+    *_rules(
+        POSITIONS,
+        "positional_encoding",
+        ("cast to `x.dtype`", "positional_encoding_dtype_device", "no_dtype_cast"),
+        ("same dtype and device as `x`", "positional_encoding_dtype_device", "table_rebuilt_on_the_default_device"),
+        ("same dtype and device as `x`", "positional_encoding_dtype_device", "dropout_mask_made_on_the_default_device"),
+        ("Do not change `x` in place", "positional_encoding_forward", "adds_in_place"),
+        ("Do not change `x` in place", "positional_encoding_forward", "adds_in_place_under_no_grad"),
+    ),
+    *_rules(POSITIONS, "relative_shift_matrix", ("Return the **float32** matrix `M` of shape `(d_model, d_model)`",
+                                                "relative_shift_matrix_shape_identity", "returns_float64")),
+    *_rules(POSITIONS, "fixed_div_term", ("as a **float32** tensor of shape `(d_model // 2,)`",
+                                         "fixed_div_term_shape_dtype", "returns_float64")),
+    *_rules(ENCODER, "evaluate", ("it works on any device", "evaluate_values",
+                                  "loss_summed_in_a_tensor_made_on_the_default_device")),
+    *_rules(
+        SEQ2SEQ,
+        "shift_right",
+        ("a new tensor of the same shape, dtype and device", "shift_right_dtype_device",
+         "bos_column_long_whatever_the_ids"),
+        ("a new tensor of the same shape, dtype and device", "shift_right_dtype_device", "bos_column_on_the_cpu"),
+        ("Do not change `tgt` in place", "shift_right_values", "in_place"),
+    ),
+    *_rules(SEQ2SEQ, "target_mask", ("on `tgt_in`'s device", "target_mask_device", "causal_on_the_cpu")),
+    *_rules(
+        SEQ2SEQ,
+        "greedy",
+        ("on `src`'s device", "greedy_shape_bos", "ys_on_the_default_device"),
+        ("on `src`'s device", "greedy_shape_bos", "finished_on_the_default_device"),
+    ),
+    *_rules(
+        AG_NEWS,
+        "masked_mean",
+        ("The result has the dtype and the device of `hidden`", "masked_mean_dtype_device", "float32_weights"),
+        ("The result has the dtype and the device of `hidden`", "masked_mean_dtype_device",
+         "count_floor_made_on_the_cpu"),
+    ),
+    *_rules(GPT, "causal_attention", ("in `q`'s dtype and on `q`'s device", "causal_attention_dtype_device",
+                                      "float32_result")),
 ]
