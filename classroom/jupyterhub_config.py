@@ -13,7 +13,6 @@ home, with nbgrader's assignment list and validate button only; an instructor's 
 course folder, with the formgrader, the create-assignment sidebar and the course list too.
 """
 
-import grp
 import json
 import os
 import shutil
@@ -24,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the classroom package, beside this file
 
 from autograder.course.settings import CourseSettings, HubSettings, load_config
-from classroom.layout import INSTRUCTORS, HubLayout, is_instructor
+from classroom.layout import INSTRUCTORS, HubLayout, is_instructor, members
 from classroom.limits import announce, configure_limits, confine_service
 from classroom.provision import NGSHARE_USER
 from classroom.student_view import VIEW_FOLDER, VIEW_VARIABLE
@@ -168,7 +167,7 @@ if layout.exchange_kind() == "ngshare":
         "command": [
             *WITH_THE_HUB, str(layout.ngshare_env / "bin" / "python"),
             str(layout.runtime / "classroom" / "ngshare_service.py"),
-            "--admins", ",".join(grp.getgrnam(INSTRUCTORS).gr_mem),  # they may create the course
+            "--admins", ",".join(members(INSTRUCTORS)),  # they may create the course
             "--database", f"sqlite:///{layout.ngshare_state / 'ngshare.db'}",
             "--storage", f"{layout.ngshare_state / 'files'}/",
         ],

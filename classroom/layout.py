@@ -90,9 +90,13 @@ class HubLayout:
         return self.prefix / "ngshare"
 
 
-def is_instructor(account: str) -> bool:
-    """``account`` (a system user) is in the instructors' group, read afresh at each call."""
+def members(group: str) -> list[str]:
+    """The system users in ``group``, read afresh at each call (none where there is no such group)."""
     try:
-        return account in grp.getgrnam(INSTRUCTORS).gr_mem
+        return grp.getgrnam(group).gr_mem
     except KeyError:
-        return False
+        return []
+
+
+def is_instructor(account: str) -> bool:
+    return account in members(INSTRUCTORS)
