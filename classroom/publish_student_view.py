@@ -16,7 +16,6 @@ views stay published.
 import argparse
 import csv
 import grp
-import json
 import logging
 import os
 import pwd
@@ -30,7 +29,7 @@ from autograder.course.deadlines import DUE_DATES_FILE, DueDateError, read_due_d
 from autograder.course.extensions import EXTENSIONS_FILE, read_extensions
 from autograder.course.settings import assignment_ids
 from classroom.layout import DEFAULT_PREFIX, STUDENTS, HubLayout, members
-from classroom.roster import LANGUAGES_FILE
+from classroom.roster import saved_languages
 from classroom.student_view import ENGLISH, LANGUAGES, VIEW_FOLDER, Deadline, StudentView
 
 log = logging.getLogger(__name__)
@@ -63,13 +62,6 @@ def written_zones(path: Path) -> dict[str, tzinfo]:
     with path.open(newline="", encoding="utf-8") as handle:
         rows = [(row.get("assignment") or "", (row.get("due") or "").strip()) for row in csv.DictReader(handle)]
     return {assignment.strip(): datetime.fromisoformat(text).tzinfo for assignment, text in rows if text}
-
-
-def read_languages(state: Path) -> dict[str, str]:
-    try:
-        return json.loads((state / LANGUAGES_FILE).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
 
 
 def publish(folder: Path, published: dict[str, StudentView]) -> list[str]:
@@ -105,7 +97,7 @@ def look_once(layout: HubLayout, state: Path) -> str:
     """Publish what changed; the line for the hub's log ("" when nothing changed). A file that cannot be read
     publishes nothing: the last good views stay."""
     try:
-        published = views(layout.course, read_languages(state), sorted(members(STUDENTS)))
+        published = views(layout.course, saved_languages(state), sorted(members(STUDENTS)))
         written = publish(layout.prefix / VIEW_FOLDER, published)
     except (DueDateError, OSError, ValueError) as error:
         return f"student-view: kept the last published due dates: {error}"
