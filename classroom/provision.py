@@ -2,8 +2,8 @@
 
 Idempotent: the environment and the proxy are rebuilt only when their pins change, and the
 course folder is copied only when it does not exist yet (``--refresh-course`` copies the
-repository's course files over it again, keeping ``grading/``). See :mod:`classroom.layout`
-for what goes where and who may read it.
+repository's course files over it again, keeping ``grading/``). What goes where, and who may read it:
+docs/running-a-class.md.
 """
 
 import argparse
