@@ -15,14 +15,14 @@ import hashlib
 import os
 from pathlib import Path
 
-from classroom.accounts import record_created
 from classroom.existing_hub import SAME_NAME
-from classroom.layout import DEFAULT_PREFIX, INSTRUCTORS, STUDENTS, HubLayout
+from classroom.layout import DEFAULT_PREFIX, HubLayout
 from classroom.provision import (
     REPO,
     hub_constraints,
     install_pinned,
     install_runtime,
+    lay_out,
     make_course,
     make_exchange,
     readable_by_all,
@@ -31,7 +31,6 @@ from classroom.provision import (
     write_config,
 )
 from classroom.student_pins import requirements as student_requirements
-from classroom.system_users import ensure_group, ensure_user
 
 UNWANTED = REPO / "requirements-removed.txt"  # what remove_unwanted uninstalls
 HUB_LINES = """\
@@ -70,14 +69,7 @@ def install(prefix: Path, students: Path | None, instructor: Path | None, instru
     if os.geteuid() != 0:
         raise SystemExit("classroom.install makes groups and folders other users own: run it as root")
     layout = HubLayout(prefix, users_env=students)
-    ensure_group(INSTRUCTORS)
-    ensure_group(STUDENTS)
-    layout.prefix.mkdir(parents=True, exist_ok=True)
-    layout.prefix.chmod(0o755)
-    layout.state.mkdir(mode=0o700, exist_ok=True)
-    for name in instructor_users:
-        if ensure_user(name, INSTRUCTORS):
-            record_created(layout.state, name)
+    lay_out(layout, instructor_users)
     pins = layout.prefix / "pins"
     pins.mkdir(exist_ok=True)
     (pins / "constraints.txt").write_text(hub_constraints())

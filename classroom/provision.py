@@ -345,18 +345,26 @@ def readable_by_all(root: Path) -> None:
             os.chmod(Path(folder) / name, 0o644)
 
 
+def lay_out(layout: HubLayout, instructors: list[str]) -> None:
+    """The course's two groups, the prefix (755), the hub's state (700) and the instructors' accounts (those made
+    here recorded there: ``--remove-accounts`` removes them)."""
+    ensure_group(INSTRUCTORS)
+    ensure_group(STUDENTS)
+    layout.prefix.mkdir(parents=True, exist_ok=True)
+    layout.prefix.chmod(0o755)
+    layout.state.mkdir(mode=0o700, exist_ok=True)
+    layout.state.chmod(0o700)
+    for name in instructors:
+        if ensure_user(name, INSTRUCTORS):
+            record_created(layout.state, name)
+
+
 def provision(
     layout: HubLayout, instructors: list[str], refresh_course: bool = False, exchange: str = "filesystem"
 ) -> None:
     if os.geteuid() != 0:
         raise SystemExit("classroom.provision makes system users and folders other users own: run it as root")
-    ensure_group(INSTRUCTORS)
-    ensure_group(STUDENTS)
-    layout.prefix.mkdir(parents=True, exist_ok=True)
-    layout.prefix.chmod(0o755)
-    for name in instructors:
-        if ensure_user(name, INSTRUCTORS):
-            record_created(layout.state, name)
+    lay_out(layout, instructors)
     build_env(layout.env, ENV_PINS, "classroom/requirements-hub.txt", no_deps="classroom/requirements-hub-nodeps.txt")
     install_runtime(layout)
     install_proxy(layout)
@@ -367,8 +375,6 @@ def provision(
         build_env(layout.ngshare_env, NGSHARE_PINS, ngshare, ngshare)
         make_ngshare_state(layout)
     make_course(layout, refresh_course)
-    layout.state.mkdir(mode=0o700, exist_ok=True)
-    layout.state.chmod(0o700)
 
 
 def remove_class_accounts(layout: HubLayout, homes: bool) -> None:
