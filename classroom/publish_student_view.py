@@ -28,8 +28,9 @@ from autograder import logs
 from autograder.course.deadlines import DUE_DATES_FILE, DueDateError, read_due_dates
 from autograder.course.extensions import EXTENSIONS_FILE, read_extensions
 from autograder.course.settings import assignment_ids
+from classroom.accounts import recorded
 from classroom.layout import DEFAULT_PREFIX, STUDENTS, HubLayout, members
-from classroom.roster import saved_languages
+from classroom.roster import LANGUAGES_FILE
 from classroom.student_view import ENGLISH, LANGUAGES, VIEW_FOLDER, Deadline, StudentView
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,7 @@ def look_once(layout: HubLayout, state: Path) -> str:
     """Publish what changed; the line for the hub's log ("" when nothing changed). A file that cannot be read
     publishes nothing: the last good views stay."""
     try:
-        published = views(layout.course, saved_languages(state), sorted(members(STUDENTS)))
+        published = views(layout.course, recorded(state, LANGUAGES_FILE), sorted(members(STUDENTS)))
         written = publish(layout.prefix / VIEW_FOLDER, published)
     except (DueDateError, OSError, ValueError) as error:
         return f"student-view: kept the last published due dates: {error}"

@@ -14,13 +14,12 @@ the hub's ``student-view`` service publishes to each student; running the script
 
 import argparse
 import csv
-import json
 import logging
 import secrets
 from pathlib import Path
 
 from autograder import logs
-from classroom.accounts import record_created
+from classroom.accounts import record_created, recorded, write_record
 from classroom.layout import DEFAULT_PREFIX, STUDENTS, HubLayout
 from classroom.student_view import ENGLISH, LANGUAGES
 from classroom.system_users import VALID_NAME, ensure_user, set_password
@@ -61,18 +60,9 @@ def read_languages(path: Path) -> dict[str, str]:
     return languages
 
 
-def saved_languages(state: Path) -> dict[str, str]:
-    """The hub's ``state/languages.json``, which the student-view service reads (none saved yet: ``{}``)."""
-    path = state / LANGUAGES_FILE
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-
-
 def save_languages(state: Path, languages: dict[str, str]) -> None:
-    """Merge ``languages`` into the hub's ``state/languages.json`` (root only)."""
-    path = state / LANGUAGES_FILE
-    path.write_text(json.dumps({**saved_languages(state), **languages}, indent=1, sort_keys=True) + "\n",
-                    encoding="utf-8")
-    path.chmod(0o600)
+    """Merge ``languages`` into the hub's ``state/languages.json`` (root only), which the student-view service reads."""
+    write_record(state, {**recorded(state, LANGUAGES_FILE), **languages}, LANGUAGES_FILE)
 
 
 def add_students(layout: HubLayout, students: list[str], passwords: bool) -> dict[str, str]:
