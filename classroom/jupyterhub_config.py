@@ -14,7 +14,6 @@ course folder, with the formgrader, the create-assignment sidebar and the course
 """
 
 import json
-import os
 import shutil
 import signal
 import sys
@@ -23,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the classroom package, beside this file
 
 from autograder.course.settings import CourseSettings, HubSettings, load_config
+from classroom.existing_hub import role_config_path
 from classroom.layout import INSTRUCTORS, HubLayout, is_instructor, members
 from classroom.limits import announce, configure_limits, confine_service
 from classroom.provision import NGSHARE_USER
@@ -99,13 +99,10 @@ if kernel_cull_idle > 0:
     ]
 
 
-
 def role_settings(spawner) -> None:
     """Before a server starts: the course folder and the instructors' tools, or the home and a student's."""
     instructor = is_instructor(spawner.user.name)
-    role = "instructor" if instructor else "student"
-    config_path = [str(layout.role_config(role)), str(layout.role_config("common"))]
-    environment = {**spawner.environment, "JUPYTER_CONFIG_PATH": os.pathsep.join(config_path)}
+    environment = {**spawner.environment, "JUPYTER_CONFIG_PATH": role_config_path(layout, instructor)}
     if instructor:  # `python -m autograder` and the formgrader's settings import the course's own packages
         environment["PYTHONPATH"] = str(layout.course)
     spawner.environment = environment
