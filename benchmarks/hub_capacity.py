@@ -35,7 +35,6 @@ from benchmarks.hub_class import (
     handed_in,
     hub_settings,
     make_students,
-    remove_users,
     seed_environment,
     student_names,
     teacher_name,
@@ -43,6 +42,7 @@ from benchmarks.hub_class import (
 from benchmarks.hub_sampler import Sampler, mem_available, mem_total, students_processes
 from benchmarks.hub_student import HubStudent, Pace, StudentRecord, answered_notebook
 from classroom.layout import HubLayout
+from classroom.system_users import remove_user
 
 ASSIGNMENTS = ["01_attention", "06_ag_news_classifier"]
 GIB = 2**30
@@ -236,7 +236,8 @@ def ramp(options: argparse.Namespace) -> Ramp:
         result.write()
         if not options.keep_users:
             end_students(all_names)
-            remove_users(all_names)
+            for name in all_names:
+                remove_user(name)
     return result
 
 
