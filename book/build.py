@@ -15,15 +15,10 @@ For each notebook of ``solutions/``, in course order:
    MathML at build time by latex2mathml: browsers draw MathML themselves, so the site
    needs no MathJax and no network, and it loads nothing from any other host.
 
-The site gets an index page (the table of contents in course order) and, per page, a link
-to the student notebook, copied into the site under ``notebooks/``.
-
-It is built in English (``build/book/``) and in Chinese (``build/book/zh/``, the Markdown of each
-page from ``editions/zh/``, English where a cell's translation is missing or stale; the student
-notebooks from ``notebooks_zh/``). Each notebook is executed once per language, since the course's
-messages print in the page's language (``TFCOURSE_EDITION``). Each page links to the same page in
-the other language. Every figure gets alt text in the page's language (``book/alt_text.py``), and
-the HTML is made accessible (``book/accessible.py``).
+One site per edition, each with an index page and the student notebooks its pages link to (what the reader gets:
+docs/reader-edition.md). Each notebook is executed once per language, since the course's messages print in the
+page's language (``TFCOURSE_EDITION``); each translated page's Markdown comes from ``editions/<code>/``, English where
+a cell's translation is missing or stale.
 """
 
 import argparse
