@@ -17,33 +17,16 @@ tokens per second), with the device, the thread count, the load average and the 
   recipe (which cuts its validation slice, 5 %, from the training data too); the weights of the
   last epoch are kept.
 
-Data (same for both models), in three parts: **train** fits the weights; **validation** makes
-every choice (the accuracy per epoch, the epoch kept, the bag's learning-rate decay, the
-configuration picked by ``--choose``); **test** is scored once, at the end, for each model kept:
+Data (the same for both models), in three parts: **train** fits the weights; **validation** makes every choice (the
+accuracy per epoch, the epoch kept, the bag's learning-rate decay, the configuration ``--choose`` picks); **test**
+is scored once, at the end, for each model kept. With ``--data-dir DIR`` holding ``train.csv`` and ``test.csv`` it
+is the real benchmark; otherwise the official test split alone is cut in three (:func:`load_data`; the sizes are in
+docs/reader-edition.md), and ``--split-seed`` shuffles it first: a check that a configuration is not fitted to one
+split.
 
-* ``--data-dir DIR`` with ``train.csv`` and ``test.csv``: the real benchmark (120,000 rows of
-  training data and 7,600 to test when DIR holds the full dataset).
-* otherwise the official test split alone (``$TFCOURSE_AG_NEWS_DIR`` or ``data/ag_news/``,
-  see :func:`tfcourse.agnews.locate_test_split`) cut into a fixed stratified split: the first
-  1,500 rows of each class in file order as training data, the other 1,600 rows (400 per class)
-  to test. ``--split-seed N`` shuffles the file first (another 1,500 per class: a check that a
-  configuration is not fitted to one split); ``--train-per-class`` changes the 1,500.
-
-In both cases the validation split is cut from the training data with
-:func:`tfcourse.agnews.stratified_split`: the last ``--valid-fraction`` (10 %) of the rows of each
-class, in order (150 per class of the 1,500, so 5,400 rows to train and 600 to validate).
-
-Choosing settings: each ``--choose NAME=VALUE[,NAME=VALUE]`` (repeatable; NAME a Transformer
-flag written with ``_``) adds a candidate, the configuration with those values changed; the
-Transformer is trained for the configuration as given ("base") and for every candidate, the one
-with the best validation accuracy is kept (the first of equals), and the test split is scored for
-it only. ``--choose embedding_std=1.0`` compares the default initialisation with ``nn.Embedding``'s.
-
-The Transformer's default configuration depends on the device (``--device``): a small one on
-the CPU (the course's target: >= 90 % on the full data in <= 15 min on 2 cores) and a larger one
-on CUDA (target: >= 92.5 % in <= 5 min); neither target has been measured on the full data yet.
-Every value can be overridden by a flag (``--d-model``, ``--num-layers``, ``--epochs``, ...;
-``--help`` lists them).
+The Transformer's default configuration depends on the device: a small one on the CPU (the course's target: >= 90 %
+on the full data in <= 15 min on 2 cores) and a larger one on CUDA (>= 92.5 % in <= 5 min); neither target has been
+measured on the full data yet. ``--help`` lists the flags that change each value, and ``--choose``.
 
 Why the Transformer's embeddings start at N(0, 1/d_model): ``nn.Embedding`` starts at N(0, 1);
 multiplied by sqrt(d_model) the token vectors have a standard deviation of sqrt(d_model), while
@@ -188,7 +171,8 @@ def load_data(
     limit: int | None = None,
     valid_fraction: float = 0.1,
 ) -> Data:
-    """The benchmark's train, validation and test frames (see the module docstring)."""
+    """The benchmark's train, validation and test frames: ``data_dir``'s train.csv and test.csv, else the test split
+    cut in three (the first ``train_per_class`` rows of each class to train and validate, the others to test)."""
     if data_dir is not None and all((Path(data_dir) / name).is_file() for name in ("train.csv", "test.csv")):
         train_frame, valid_frame = cut_validation(read_ag_news(Path(data_dir) / "train.csv"), valid_fraction)
         test_frame = read_ag_news(Path(data_dir) / "test.csv")

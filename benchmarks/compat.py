@@ -25,7 +25,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from autograder.course import settings
-from autograder.course.notebooks import grade_id, is_answer_cell
+from autograder.course.notebooks import fill_answers, grade_id, is_answer_cell
 from tfcourse import hosted
 
 ROOT = settings.REPO_ROOT
@@ -82,13 +82,9 @@ def course_wheel(python: Path, folder: Path) -> Path:
 
 def with_answers(release: Path, assignment: str) -> NotebookNode:
     """The student release with the reference answers in its answer cells: what a student who is done runs."""
-    notebook = nbformat.read(release, as_version=4)
     source = nbformat.read(settings.source_notebook(assignment), as_version=4)
     answers = {grade_id(cell): cell.source for cell in source.cells if is_answer_cell(cell)}
-    for cell in notebook.cells:
-        if is_answer_cell(cell) and cell.cell_type == "code":
-            cell.source = answers[grade_id(cell)]
-    return notebook
+    return fill_answers(nbformat.read(release, as_version=4), answers)
 
 
 def run_hosted(python: Path, wheel: Path, notebook: NotebookNode, folder: Path) -> tuple[NotebookNode, float]:

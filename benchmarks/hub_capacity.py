@@ -1,28 +1,12 @@
 """``python -m benchmarks.hub_capacity``: how many students one machine's classroom hub serves, measured.
 
-A ramp of simulated classes (:mod:`benchmarks.hub_student`): at each level N students, each a real
-system account, work at once on the course's own hub (``classroom/jupyterhub_config.py``, laid out
-under ``--prefix`` by ``classroom.provision`` and started on free loopback ports; or a running hub,
-``--hub-url`` and ``--token``). Each one: their server started, 01 fetched in the Assignments tab,
-its cells run with the reference answers at a student's pace (``--think`` seconds between cells),
-validated and submitted; then 06 the same, in fast mode (``TFCOURSE_FAST=1``, as the test suite's
-kernels). Each cell's latency is measured from its execute_request to its execute_reply.
-
-N goes up (``--students 2,4,8,...``) until the 95th percentile of the cell latency of the
-``--stop-on`` notebooks, after each kernel's first cell, passes ``--p95-limit`` (2 s; the first cell
-imports torch and the course's package in a new kernel, seconds even for one student alone, once a
-session: it is reported on its own), the machine's available memory falls under
-``--memory-floor`` (the level is stopped there), a level fails, or the next level would not end
-within ``--max-minutes``. New students come at each level (``tfcap-000``, ``tfcap-001``, ...);
-those of the levels before left as students do, tab closed, kernel and server still running, so
-what culling gives back (``--cull-idle``, ``--kernel-cull-idle``; 0: off) shows in the next
-level's starting memory. ``--mem-limit`` and ``--cpu-limit`` set the per-student limits (0: off);
-a flag left out keeps the hub's default.
-
-Per level, ``--out`` gets a JSON file (every cell's latency and each student's steps) and a
-markdown table: N, the p50/p95/slowest cell latency, the peak memory (the machine's, from
-``/proc/meminfo``, and the students' own processes'), the students' CPU-seconds, the failures
-and the hand-ins found in the exchange's inbound.
+A ramp of simulated classes (:mod:`benchmarks.hub_student`) on the course's own hub, laid out under ``--prefix`` by
+``classroom.provision`` and started on free loopback ports (or a running hub: ``--hub-url`` and ``--token``): at each
+level N students, each a real system account, work through the notebooks at once, and N goes up until the 95th
+percentile of the ``--stop-on`` notebooks' cell latency, each kernel's first cell left out, passes ``--p95-limit``,
+memory falls under ``--memory-floor``, a level fails or ``--max-minutes`` runs out. The method and why:
+docs/running-a-class.md ("How many students one machine serves"); each option: ``--help``. Per level, ``--out``
+gets a JSON file (every cell's latency, each student's steps) and a row of a markdown table.
 
 Run as root (it makes system users and runs JupyterHub with LocalProcessSpawner).
 """
@@ -32,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 import os
 import platform
 import pwd
@@ -42,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
 import psutil
 
 from autograder.course.settings import HubSettings
@@ -51,7 +35,6 @@ from benchmarks.hub_class import (
     handed_in,
     hub_settings,
     make_students,
-    remove_users,
     seed_environment,
     student_names,
     teacher_name,
@@ -59,6 +42,7 @@ from benchmarks.hub_class import (
 from benchmarks.hub_sampler import Sampler, mem_available, mem_total, students_processes
 from benchmarks.hub_student import HubStudent, Pace, StudentRecord, answered_notebook
 from classroom.layout import HubLayout
+from classroom.system_users import remove_user
 
 ASSIGNMENTS = ["01_attention", "06_ag_news_classifier"]
 GIB = 2**30
@@ -115,11 +99,9 @@ TABLE_HEAD = ("| N | p50 cell (s) | p95 cell (s) | p95 after the first cell, by 
 
 
 def percentile(values: list[float], fraction: float) -> float | None:
-    """The nearest-rank percentile: the smallest value with at least ``fraction`` of the values at or below it."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
+    """The nearest-rank percentile (numpy's inverted_cdf): the smallest value with at least ``fraction`` of the values
+    at or below it."""
+    return float(np.percentile(values, 100 * fraction, method="inverted_cdf")) if values else None
 
 
 async def run_level(hub_url: str, token: str, names: list[str], uids: set[int], notebooks: dict, pace: Pace,
@@ -254,7 +236,8 @@ def ramp(options: argparse.Namespace) -> Ramp:
         result.write()
         if not options.keep_users:
             end_students(all_names)
-            remove_users(all_names)
+            for name in all_names:
+                remove_user(name)
     return result
 
 

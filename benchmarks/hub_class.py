@@ -81,11 +81,6 @@ def make_students(names: list[str]) -> set[int]:
     return {pwd.getpwnam(name).pw_uid for name in names}
 
 
-def remove_users(names: list[str]) -> None:
-    for name in names:
-        remove_user(name)
-
-
 def release(layout: HubLayout, teacher: str, assignment: str) -> None:
     """``nbgrader release_assignment`` as the instructor, in the course folder, with the instructor's settings."""
     account = pwd.getpwnam(teacher)
@@ -93,10 +88,10 @@ def release(layout: HubLayout, teacher: str, assignment: str) -> None:
     environment = {"HOME": account.pw_dir, "USER": teacher, "LOGNAME": teacher, "LANG": "C.UTF-8",
                    "PATH": f"{layout.env / 'bin'}:/usr/bin:/bin", "JUPYTER_CONFIG_PATH": os.pathsep.join(config),
                    "PYTHONPATH": str(layout.course)}
-    groups = [group.gr_gid for group in __import__("grp").getgrall() if teacher in group.gr_mem]
     done = subprocess.run(
         [str(layout.env / "bin" / "nbgrader"), "release_assignment", assignment, "--force"],
-        cwd=layout.course, env=environment, user=teacher, group=account.pw_gid, extra_groups=groups,
+        cwd=layout.course, env=environment, user=teacher, group=account.pw_gid,
+        extra_groups=os.getgrouplist(teacher, account.pw_gid),
         capture_output=True, text=True, timeout=300,
     )
     if done.returncode:

@@ -1,16 +1,10 @@
-"""One simulated student on the classroom hub, over the hub's REST API, Jupyter Server's and the kernel's channels.
+"""One simulated student on the classroom hub, as their browser would ask it: over the hub's REST API, Jupyter
+Server's and the kernel's channels (the steps: docs/running-a-class.md, "How many students one machine serves").
+Each cell's latency runs from the ``execute_request`` sent on the kernel's websocket to its ``execute_reply``: what
+the student waits for, queueing on a busy machine included.
 
-What a student does in a lesson, as their browser would ask it: their server is started (a login),
-they fetch an assignment in the Assignments tab (nbgrader's ``assignments/fetch``), open its notebook
-(a session: a kernel that knows the notebook), type their answers (the reference answers, saved
-through the contents API), run the code cells one after another with a think time between them,
-validate (``assignments/validate``: nbgrader runs the whole notebook in a kernel of its own) and
-submit (``assignments/submit``). Each cell's latency is the time from the ``execute_request`` sent
-on the kernel's websocket to its ``execute_reply``: what the student waits for, queueing on a busy
-machine included.
-
-Every request carries one token (the hub's service token with ``admin:servers`` and
-``access:servers``): the hub routes it to the student's own server, which runs as the student.
+Every request carries one token (the hub's service token with ``admin:servers`` and ``access:servers``): the hub
+routes it to the student's own server, which runs as the student.
 """
 
 from __future__ import annotations

@@ -15,15 +15,10 @@ For each notebook of ``solutions/``, in course order:
    MathML at build time by latex2mathml: browsers draw MathML themselves, so the site
    needs no MathJax and no network, and it loads nothing from any other host.
 
-The site gets an index page (the table of contents in course order) and, per page, a link
-to the student notebook, copied into the site under ``notebooks/``.
-
-It is built in English (``build/book/``) and in Chinese (``build/book/zh/``, the Markdown of each
-page from ``editions/zh/``, English where a cell's translation is missing or stale; the student
-notebooks from ``notebooks_zh/``). Each notebook is executed once per language, since the course's
-messages print in the page's language (``TFCOURSE_EDITION``). Each page links to the same page in
-the other language. Every figure gets alt text in the page's language (``book/alt_text.py``), and
-the HTML is made accessible (``book/accessible.py``).
+One site per edition, each with an index page and the student notebooks its pages link to (what the reader gets:
+docs/reader-edition.md). Each notebook is executed once per language, since the course's messages print in the
+page's language (``TFCOURSE_EDITION``); each translated page's Markdown comes from ``editions/<code>/``, English where
+a cell's translation is missing or stale.
 """
 
 import argparse
@@ -63,7 +58,7 @@ from autograder.course.notebooks import (
 from book.accessible import accessible_html
 from book.alt_text import set_alt_text
 from book.words import EN, LANGUAGES, Words, link_to_other_language, other
-from editions.release import translate
+from editions.release import release_notebook, translate
 from editions.translations import load
 from tfcourse import hosted
 from tfcourse.language import EDITION_VARIABLE
@@ -156,7 +151,7 @@ class Page:
     @property
     def student_notebook(self) -> str:
         """The student notebook's path, in the site (from the page) and in the repository alike."""
-        return f"{LANGUAGES[self.language].release}/{self.assignment}/{self.assignment}.ipynb"
+        return release_notebook(self.language, self.assignment, Path()).as_posix()
 
 
 def reader_copy(source: NotebookNode) -> NotebookNode:
@@ -286,7 +281,7 @@ def translated(reader: NotebookNode, source: NotebookNode, assignment: str, lang
     if language == EN.language:
         return reader
     copied = translate(reader, source, load(language, assignment), language, True)
-    where = f"{LANGUAGES[language].release}/{assignment}/{assignment}.ipynb"
+    where = release_notebook(language, assignment, Path()).as_posix()
     hosted.stamp(copied, where, hosted.release_version(), edition=language)  # this edition's links and setup cell
     return copied
 
@@ -310,10 +305,6 @@ def site_folder(output: Path, words: Words) -> Path:
     return output / words.folder if words.folder else output
 
 
-def release_notebook(words: Words, assignment: str) -> Path:
-    return COURSE.root / words.release / assignment / f"{assignment}.ipynb"
-
-
 def build(
     output: Path,
     assignments: list[str],
@@ -332,9 +323,8 @@ def build(
     output.mkdir(parents=True)
     sites = {language: LANGUAGES[language] for language in languages}
 
-    missing = [
-        str(release_notebook(w, a)) for w in sites.values() for a in assignments if not release_notebook(w, a).is_file()
-    ]
+    releases = [release_notebook(language, a, COURSE.root) for language in languages for a in assignments]
+    missing = [str(path) for path in releases if not path.is_file()]
     if missing:
         raise FileNotFoundError(f"student notebooks missing (make release): {missing}")
     pages = {language: [] for language in languages}
@@ -357,7 +347,7 @@ def build(
                 (folder / page.file_name).write_text(html_pages[language])
                 student = folder / page.student_notebook
                 student.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(release_notebook(words, assignment), student)
+                shutil.copyfile(release_notebook(language, assignment, COURSE.root), student)
             print(f"{assignment}: {figures} figures, executed in {seconds:.1f} s, {len(sites)} languages", flush=True)
 
     exporters = {language: ReaderExporter(language_code=language) for language in languages}

@@ -43,6 +43,7 @@ from autograder.course.notebooks import (
     is_graded_test_cell,
     is_student_cell,
     nbgrader_meta,
+    solution_code,
 )
 from editions.release import release_notebook
 from editions.translations import interface
@@ -53,7 +54,6 @@ REPO_ROOT = settings.REPO_ROOT
 PAGES = {code: REPO_ROOT / edition.syllabus for code, edition in editions().items()}
 RUN_TIMES = REPO_ROOT / "classroom" / "k8s" / "peak_memory.json"
 GENERATED = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
-SOLUTION_REGION = re.compile(r"^[ \t]*### BEGIN SOLUTION[ \t]*\n(.*?)^[ \t]*### END SOLUTION", re.M | re.S)
 QUESTION_NUMBER = re.compile(r"\*\*Q(\d+)\b")
 
 # The rates of the estimate, each as (fast, slow): the fast one gives the low end of a range, the slow
@@ -113,7 +113,7 @@ def code_lines(source: str) -> int:
 
 def answer_lines(cell: NotebookNode) -> int:
     """The lines of a reference answer: its code between nbgrader's solution markers."""
-    return sum(code_lines(region) for region in SOLUTION_REGION.findall(cell.source))
+    return code_lines(solution_code(cell.source))
 
 
 def title(notebook_path: Path) -> str:
@@ -254,7 +254,6 @@ def estimate(notebook: Notebook) -> Estimate:
 
 
 # --- the pages' words ---------------------------------------------------------------------------------------
-
 
 
 def labels(language: str) -> dict:

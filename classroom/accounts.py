@@ -17,15 +17,16 @@ from pathlib import Path
 ACCOUNTS_FILE = "accounts.json"  # in the hub's state folder: {account: uid}
 
 
-def recorded(state: Path) -> dict[str, int]:
-    path = state / ACCOUNTS_FILE
+def recorded(state: Path, name: str = ACCOUNTS_FILE) -> dict:
+    """A record the hub keeps in its state folder (``accounts.json``, the roster's ``languages.json``); none: ``{}``."""
+    path = state / name
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
-def write_record(state: Path, accounts: dict[str, int]) -> None:
+def write_record(state: Path, record: dict, name: str = ACCOUNTS_FILE) -> None:
     state.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path = state / ACCOUNTS_FILE
-    path.write_text(json.dumps(accounts, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    path = state / name
+    path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     path.chmod(0o600)
 
 

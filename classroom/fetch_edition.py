@@ -71,6 +71,19 @@ class EditionChoice(HasTraits):
             return None
         return None if language == ENGLISH else language
 
+    def place_edition(self, dest: Path, had: set[str], language: str, notebooks: dict[str, bytes]) -> None:
+        """The edition's ``notebooks`` (name -> content) written into ``dest``, each in place of the English one this
+        fetch made; one the student ``had`` before, with their work in it, is kept."""
+        if not notebooks:
+            self.log.warning("No %s edition of %s was released: you have the English notebooks", language,
+                             self.coursedir.assignment_id)
+        for name, content in sorted(notebooks.items()):
+            if name in had:
+                self.log.info("Kept your own %s (a fetch never replaces your work)", name)
+                continue
+            (dest / name).write_bytes(content)
+            self.log.info("Fetched the %s edition of %s", language, name)
+
 
 class EditionFetch(EditionChoice, ExchangeFetchAssignment):
     """nbgrader's fetch; for a student of a translated edition, that edition's notebooks in place of the English."""
@@ -79,16 +92,8 @@ class EditionFetch(EditionChoice, ExchangeFetchAssignment):
         dest = Path(self.dest_path)
         had = {notebook.name for notebook in dest.glob("*.ipynb")} if dest.is_dir() else set()
         super().copy_files()
-        language, assignment = self.translated_edition(), self.coursedir.assignment_id
-        if language is None:
-            return
-        translated = translated_release(self.outbound_path, language, assignment)
-        if not translated.is_dir():
-            self.log.warning("No %s edition of %s was released: you have the English notebooks", language, assignment)
-            return
-        for notebook in sorted(translated.glob("*.ipynb")):
-            if notebook.name in had:
-                self.log.info("Kept your own %s (a fetch never replaces your work)", notebook.name)
-                continue
-            shutil.copyfile(notebook, dest / notebook.name)
-            self.log.info("Fetched the %s edition of %s", language, notebook.name)
+        language = self.translated_edition()
+        if language is not None:
+            translated = translated_release(self.outbound_path, language, self.coursedir.assignment_id)
+            notebooks = translated.glob("*.ipynb") if translated.is_dir() else []
+            self.place_edition(dest, had, language, {notebook.name: notebook.read_bytes() for notebook in notebooks})

@@ -6,42 +6,27 @@ script makes them, with the ids that ``collect`` and ``export`` use), because ea
 as that user. LTI's username is the launch parameter ``username_key`` names, lower-cased.
 """
 
-import grp
-
 from jupyterhub.auth import PAMAuthenticator
 from ltiauthenticator.lti11.auth import LTI11Authenticator
 from ltiauthenticator.lti13.auth import LTI13Authenticator
 
-from classroom.layout import INSTRUCTORS, STUDENTS
+from classroom.layout import INSTRUCTORS, STUDENTS, members
 
 
-def in_course(username: str) -> bool:
-    """``username`` is a member of the course's students or instructors (read fresh at every login)."""
-    for group in (STUDENTS, INSTRUCTORS):
-        try:
-            if username in grp.getgrnam(group).gr_mem:
-                return True
-        except KeyError:
-            continue
-    return False
+class CourseMembersOnly:
+    """An authenticator's check that lets in the course's students and instructors alone (read at every login)."""
+
+    def check_allowed(self, username: str, authentication: dict | None = None) -> bool:
+        return any(username in members(group) for group in (STUDENTS, INSTRUCTORS))
 
 
-class CoursePAMAuthenticator(PAMAuthenticator):
+class CoursePAMAuthenticator(CourseMembersOnly, PAMAuthenticator):
     """PAM login, for the course's members only."""
 
-    def check_allowed(self, username: str, authentication: dict | None = None) -> bool:
-        return in_course(username)
 
-
-class CourseLTI11Authenticator(LTI11Authenticator):
+class CourseLTI11Authenticator(CourseMembersOnly, LTI11Authenticator):
     """An LMS link (LTI 1.1, signed with the consumer secret), for the course's members only."""
 
-    def check_allowed(self, username: str, authentication: dict | None = None) -> bool:
-        return in_course(username)
 
-
-class CourseLTI13Authenticator(LTI13Authenticator):
+class CourseLTI13Authenticator(CourseMembersOnly, LTI13Authenticator):
     """An LMS link (LTI 1.3, an id token the LMS signs), for the course's members only."""
-
-    def check_allowed(self, username: str, authentication: dict | None = None) -> bool:
-        return in_course(username)

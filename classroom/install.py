@@ -1,24 +1,13 @@
 """``python -m classroom.install``: add the course to a JupyterHub a department already runs (as root).
 
-The course's own hub (``make hub``) builds everything itself. On an existing hub the administrator keeps their
-JupyterHub, authenticator, spawner and proxy, and this command lays the course out under one prefix (default
-/srv/tfcourse, as classroom/layout.py describes) with classroom/provision.py's own steps:
-
-- ``--students ENV``: into the Python environment the users' servers run (ENV is its prefix: ``/opt/tljh/user`` on
-  TLJH), the packages a student's notebooks need (the student kit's pins: torch, nbgrader, JupyterLab, ...), and
-  the course's student side, read-only, found through a ``.pth`` file: the helper package and its data, the submit
-  that keeps a hand-in private, the Chinese edition's fetch, the due-dates view and the submit guard (server
-  extensions), the memory notice (a kernel extension);
-- ``--instructor ENV``: into the instructors' environment (the same ENV where every user shares one), every package
-  the grader needs (requirements.txt); the course folder, which only the instructors' group can enter (solutions,
-  the grader, formgrader with the course's page policy), is found through the ``PYTHONPATH`` of instructors'
-  servers alone: nothing of it is installed into ENV, where a student could import it;
-- either way: the course's groups, each role's Jupyter settings, everyone's nbgrader settings and the exchange
-  (nbgrader's, on this machine's disk); ``--instructor-user NAME`` adds a system user to the instructors' group.
-
-It ends by printing the lines to add at the end of the hub's ``jupyterhub_config.py`` (classroom/existing_hub.py).
-Run it again after ``git pull``: pip runs where the pins changed since, and the runtime and settings are written afresh
-(``--refresh-course`` copies the repository's course files over the course folder too, keeping ``grading/``).
+The administrator keeps their JupyterHub, authenticator, spawner and proxy; this lays the course out under one
+prefix with classroom/provision.py's own steps: the student side into the users' environment (``--students ENV``),
+the grader's packages into the instructors' (``--instructor ENV``), and the course folder into neither (a student
+could import it there): instructors' servers alone find it, on their ``PYTHONPATH``. What goes where, and the
+commands: docs/existing-hub.md. It ends by printing the lines to add at the end of the hub's
+``jupyterhub_config.py`` (classroom/existing_hub.py). Run it again after ``git pull``: pip runs where the pins
+changed since, and the runtime and settings are written afresh (``--refresh-course`` copies the repository's course
+files over the course folder too, keeping ``grading/``).
 """
 
 import argparse
@@ -26,14 +15,14 @@ import hashlib
 import os
 from pathlib import Path
 
-from classroom.accounts import record_created
 from classroom.existing_hub import SAME_NAME
-from classroom.layout import DEFAULT_PREFIX, INSTRUCTORS, STUDENTS, HubLayout
+from classroom.layout import DEFAULT_PREFIX, HubLayout
 from classroom.provision import (
     REPO,
     hub_constraints,
     install_pinned,
     install_runtime,
+    lay_out,
     make_course,
     make_exchange,
     readable_by_all,
@@ -42,7 +31,6 @@ from classroom.provision import (
     write_config,
 )
 from classroom.student_pins import requirements as student_requirements
-from classroom.system_users import ensure_group, ensure_user
 
 UNWANTED = REPO / "requirements-removed.txt"  # what remove_unwanted uninstalls
 HUB_LINES = """\
@@ -81,14 +69,7 @@ def install(prefix: Path, students: Path | None, instructor: Path | None, instru
     if os.geteuid() != 0:
         raise SystemExit("classroom.install makes groups and folders other users own: run it as root")
     layout = HubLayout(prefix, users_env=students)
-    ensure_group(INSTRUCTORS)
-    ensure_group(STUDENTS)
-    layout.prefix.mkdir(parents=True, exist_ok=True)
-    layout.prefix.chmod(0o755)
-    layout.state.mkdir(mode=0o700, exist_ok=True)
-    for name in instructor_users:
-        if ensure_user(name, INSTRUCTORS):
-            record_created(layout.state, name)
+    lay_out(layout, instructor_users)
     pins = layout.prefix / "pins"
     pins.mkdir(exist_ok=True)
     (pins / "constraints.txt").write_text(hub_constraints())

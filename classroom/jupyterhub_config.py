@@ -13,9 +13,7 @@ home, with nbgrader's assignment list and validate button only; an instructor's 
 course folder, with the formgrader, the create-assignment sidebar and the course list too.
 """
 
-import grp
 import json
-import os
 import shutil
 import signal
 import sys
@@ -24,7 +22,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the classroom package, beside this file
 
 from autograder.course.settings import CourseSettings, HubSettings, load_config
-from classroom.layout import INSTRUCTORS, HubLayout, is_instructor
+from classroom.existing_hub import role_config_path
+from classroom.layout import INSTRUCTORS, HubLayout, is_instructor, members
 from classroom.limits import announce, configure_limits, confine_service
 from classroom.provision import NGSHARE_USER
 from classroom.student_view import VIEW_FOLDER, VIEW_VARIABLE
@@ -100,13 +99,10 @@ if kernel_cull_idle > 0:
     ]
 
 
-
 def role_settings(spawner) -> None:
     """Before a server starts: the course folder and the instructors' tools, or the home and a student's."""
     instructor = is_instructor(spawner.user.name)
-    role = "instructor" if instructor else "student"
-    config_path = [str(layout.role_config(role)), str(layout.role_config("common"))]
-    environment = {**spawner.environment, "JUPYTER_CONFIG_PATH": os.pathsep.join(config_path)}
+    environment = {**spawner.environment, "JUPYTER_CONFIG_PATH": role_config_path(layout, instructor)}
     if instructor:  # `python -m autograder` and the formgrader's settings import the course's own packages
         environment["PYTHONPATH"] = str(layout.course)
     spawner.environment = environment
@@ -168,7 +164,7 @@ if layout.exchange_kind() == "ngshare":
         "command": [
             *WITH_THE_HUB, str(layout.ngshare_env / "bin" / "python"),
             str(layout.runtime / "classroom" / "ngshare_service.py"),
-            "--admins", ",".join(grp.getgrnam(INSTRUCTORS).gr_mem),  # they may create the course
+            "--admins", ",".join(members(INSTRUCTORS)),  # they may create the course
             "--database", f"sqlite:///{layout.ngshare_state / 'ngshare.db'}",
             "--storage", f"{layout.ngshare_state / 'files'}/",
         ],

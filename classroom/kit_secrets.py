@@ -23,9 +23,9 @@ import nbformat
 from autograder.course import answer_leaks
 from autograder.course.hidden_messages import translate_hidden_tests
 from autograder.course.notebooks import HIDDEN_TESTS, grade_id, is_student_cell, reference_answers
-from autograder.course.settings import assignment_ids, release_notebook, source_notebook
+from autograder.course.settings import assignment_ids, source_notebook
 from autograder.pipeline.feedback import SHORTEST_SECRET
-from editions.release import release_notebook as edition_release_notebook
+from editions.release import release_notebook
 from editions.translations import load
 from tfcourse.registry import editions, translated
 
@@ -70,8 +70,7 @@ def secret_blocks(root: Path) -> Iterable[str]:
 
 def release_runs(root: Path) -> set[Run]:
     """Every run of up to ``RUN`` lines of the release notebooks' cells, in every edition: public anyway."""
-    paths = [release_notebook(assignment, root) for assignment in assignment_ids(root)]
-    paths += [edition_release_notebook(language, a, root) for language in translated() for a in assignment_ids(root)]
+    paths = [release_notebook(language, a, root) for language in editions() for a in assignment_ids(root)]
     shown: set[Run] = set()
     for path in paths:
         for cell in nbformat.read(path, as_version=4).cells:

@@ -1,19 +1,5 @@
-"""Where the classroom hub keeps everything, under one prefix, and who may read what.
-
-| folder | owner, mode | what |
-| --- | --- | --- |
-| ``env/`` | root, 755 | the Python environment every server runs (read-only to users; on an existing hub, its own) |
-| ``runtime/`` | root, 755 | the helper package, the notebooks' data, the Chinese student notebooks (read-only) |
-| ``proxy/`` | root, 755 | configurable-http-proxy, from npm with the committed lock file |
-| ``config/`` | root, 755 | the Jupyter settings of each role, and every user's nbgrader settings |
-| ``course/`` | root:instructors, 2770 | the instructors' course folder: solutions, gradebook, grading |
-| ``exchange/`` | root, 1777 | nbgrader's exchange: everyone writes (nbgrader checks it), sticky |
-| ``exchange/<course>/`` | root:instructors, 2775 | made before any release; inbound 3773, feedback 2771 |
-| ``state/`` | root, 700 | the hub's database, cookie secret, initial passwords, the accounts the course made |
-| ``homes/`` | root, 700 | with ``DISK_LIMIT``: each student's home as an ext4 image (classroom/home_disks.py) |
-| ``ngshare-env/`` | root, 755 | with ``--exchange ngshare``: the ngshare service's environment |
-| ``ngshare/`` | tfcourse-ngshare, 700 | with ``--exchange ngshare``: the service's database and files |
-"""
+"""Where the classroom hub keeps everything, under one prefix: what each folder holds, its owner and its mode are
+in docs/running-a-class.md (the table "What the prefix holds")."""
 
 import grp
 from dataclasses import dataclass
@@ -90,9 +76,13 @@ class HubLayout:
         return self.prefix / "ngshare"
 
 
-def is_instructor(account: str) -> bool:
-    """``account`` (a system user) is in the instructors' group, read afresh at each call."""
+def members(group: str) -> list[str]:
+    """The system users in ``group``, read afresh at each call (none where there is no such group)."""
     try:
-        return account in grp.getgrnam(INSTRUCTORS).gr_mem
+        return grp.getgrnam(group).gr_mem
     except KeyError:
-        return False
+        return []
+
+
+def is_instructor(account: str) -> bool:
+    return account in members(INSTRUCTORS)

@@ -77,23 +77,13 @@ def __getattr__(name: str) -> type:
             had = {notebook.name for notebook in dest.glob("*.ipynb")} if dest.is_dir() else set()
             super().do_copy([entry for entry in files if not is_edition_path(entry["path"])])
             language = self.translated_edition()
-            if language is None:
-                return
-            prefix = f"{EDITION_PREFIX}{language}/"
-            translated = {entry["path"][len(prefix):]: entry["content"] for entry in files
-                          if entry["path"].startswith(prefix)}
-            notebooks = {name: content for name, content in translated.items()
-                         if "/" not in name and name.endswith(".ipynb")}
-            if not notebooks:
-                self.log.warning("No %s edition of %s was released: you have the English notebooks",
-                                 language, self.coursedir.assignment_id)
-                return
-            for name, content in sorted(notebooks.items()):
-                if name in had:
-                    self.log.info("Kept your own %s (a fetch never replaces your work)", name)
-                    continue
-                (dest / name).write_bytes(base64.b64decode(content))
-                self.log.info("Fetched the %s edition of %s", language, name)
+            if language is not None:
+                prefix = f"{EDITION_PREFIX}{language}/"
+                translated = {entry["path"][len(prefix):]: entry["content"] for entry in files
+                              if entry["path"].startswith(prefix)}
+                notebooks = {name: base64.b64decode(content) for name, content in translated.items()
+                             if "/" not in name and name.endswith(".ipynb")}
+                self.place_edition(dest, had, language, notebooks)
 
     class EditionList(ExchangeList):
         """ngshare-exchange's list, without the translated notebooks among a released assignment's notebooks."""

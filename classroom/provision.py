@@ -2,8 +2,8 @@
 
 Idempotent: the environment and the proxy are rebuilt only when their pins change, and the
 course folder is copied only when it does not exist yet (``--refresh-course`` copies the
-repository's course files over it again, keeping ``grading/``). See :mod:`classroom.layout`
-for what goes where and who may read it.
+repository's course files over it again, keeping ``grading/``). What goes where, and who may read it:
+docs/running-a-class.md.
 """
 
 import argparse
@@ -102,19 +102,20 @@ def stamped(stamp: Path, value: str) -> bool:
     return stamp.exists() and stamp.read_text() == value
 
 
-def build_env(layout: HubLayout) -> None:
-    """The hub's Python environment: the course's pins and JupyterHub's, from the lock file."""
-    stamp, value = layout.env / ".tfcourse-pins", digest(ENV_PINS)
+def build_env(env: Path, pins: tuple[str, ...], requirements: str, *overrides: str, no_deps: str = "") -> None:
+    """A Python environment at ``env``: ``requirements`` at the lock's versions, or those of ``overrides``
+    (:func:`hub_constraints`), then ``no_deps`` without their dependencies; made again only when ``pins`` change."""
+    stamp, value, python = env / ".tfcourse-pins", digest(pins), env / "bin" / "python"
     if stamped(stamp, value):
         return
-    if not layout.python.exists():
-        subprocess.run([BASE_PYTHON, "-m", "venv", str(layout.env)], check=True)
-    constraints = layout.env / "constraints.txt"
-    constraints.write_text(hub_constraints())
-    install_pinned(layout.python, REPO / "classroom/requirements-hub.txt", constraints)
-    no_deps = REPO / "classroom/requirements-hub-nodeps.txt"
-    subprocess.run([*pip_install(layout.python), "--no-deps", "-r", str(no_deps)], check=True)
-    remove_unwanted(layout.python)
+    if not python.exists():
+        subprocess.run([BASE_PYTHON, "-m", "venv", str(env)], check=True)
+    constraints = env / "constraints.txt"
+    constraints.write_text(hub_constraints(*overrides))
+    install_pinned(python, REPO / requirements, constraints)
+    if no_deps:
+        subprocess.run([*pip_install(python), "--no-deps", "-r", str(REPO / no_deps)], check=True)
+    remove_unwanted(python)
     stamp.write_text(value)
 
 
@@ -131,21 +132,6 @@ def remove_unwanted(python: Path) -> None:
     """Uninstall what requirements-removed.txt lists (a package that only slows every start), as make install does."""
     uninstall = [str(python), "-m", "pip", "uninstall", "--quiet", "--disable-pip-version-check", "--yes"]
     subprocess.run([*uninstall, "-r", str(REPO / "requirements-removed.txt")], check=True)
-
-
-def build_ngshare_env(layout: HubLayout) -> None:
-    """ngshare's environment, apart from the hub's: the lock's pins with requirements-ngshare.txt's in their place."""
-    stamp, value = layout.ngshare_env / ".tfcourse-pins", digest(NGSHARE_PINS)
-    if stamped(stamp, value):
-        return
-    python = layout.ngshare_env / "bin" / "python"
-    if not python.exists():
-        subprocess.run([BASE_PYTHON, "-m", "venv", str(layout.ngshare_env)], check=True)
-    constraints = layout.ngshare_env / "constraints.txt"
-    constraints.write_text(hub_constraints("classroom/requirements-ngshare.txt"))
-    install_pinned(python, REPO / "classroom/requirements-ngshare.txt", constraints)
-    remove_unwanted(python)
-    stamp.write_text(value)
 
 
 def make_ngshare_state(layout: HubLayout) -> None:
@@ -359,29 +345,36 @@ def readable_by_all(root: Path) -> None:
             os.chmod(Path(folder) / name, 0o644)
 
 
+def lay_out(layout: HubLayout, instructors: list[str]) -> None:
+    """The course's two groups, the prefix (755), the hub's state (700) and the instructors' accounts (those made
+    here recorded there: ``--remove-accounts`` removes them)."""
+    ensure_group(INSTRUCTORS)
+    ensure_group(STUDENTS)
+    layout.prefix.mkdir(parents=True, exist_ok=True)
+    layout.prefix.chmod(0o755)
+    layout.state.mkdir(mode=0o700, exist_ok=True)
+    layout.state.chmod(0o700)
+    for name in instructors:
+        if ensure_user(name, INSTRUCTORS):
+            record_created(layout.state, name)
+
+
 def provision(
     layout: HubLayout, instructors: list[str], refresh_course: bool = False, exchange: str = "filesystem"
 ) -> None:
     if os.geteuid() != 0:
         raise SystemExit("classroom.provision makes system users and folders other users own: run it as root")
-    ensure_group(INSTRUCTORS)
-    ensure_group(STUDENTS)
-    layout.prefix.mkdir(parents=True, exist_ok=True)
-    layout.prefix.chmod(0o755)
-    for name in instructors:
-        if ensure_user(name, INSTRUCTORS):
-            record_created(layout.state, name)
-    build_env(layout)
+    lay_out(layout, instructors)
+    build_env(layout.env, ENV_PINS, "classroom/requirements-hub.txt", no_deps="classroom/requirements-hub-nodeps.txt")
     install_runtime(layout)
     install_proxy(layout)
     write_config(layout, exchange)
     make_exchange(layout)
     if exchange == "ngshare":
-        build_ngshare_env(layout)
+        ngshare = NGSHARE_PINS[0]  # its environment, apart from the hub's: the lock's pins with its own in their place
+        build_env(layout.ngshare_env, NGSHARE_PINS, ngshare, ngshare)
         make_ngshare_state(layout)
     make_course(layout, refresh_course)
-    layout.state.mkdir(mode=0o700, exist_ok=True)
-    layout.state.chmod(0o700)
 
 
 def remove_class_accounts(layout: HubLayout, homes: bool) -> None:

@@ -16,7 +16,6 @@ views stay published.
 import argparse
 import csv
 import grp
-import json
 import logging
 import os
 import pwd
@@ -29,7 +28,8 @@ from autograder import logs
 from autograder.course.deadlines import DUE_DATES_FILE, DueDateError, read_due_dates
 from autograder.course.extensions import EXTENSIONS_FILE, read_extensions
 from autograder.course.settings import assignment_ids
-from classroom.layout import DEFAULT_PREFIX, STUDENTS, HubLayout
+from classroom.accounts import recorded
+from classroom.layout import DEFAULT_PREFIX, STUDENTS, HubLayout, members
 from classroom.roster import LANGUAGES_FILE
 from classroom.student_view import ENGLISH, LANGUAGES, VIEW_FOLDER, Deadline, StudentView
 
@@ -65,20 +65,6 @@ def written_zones(path: Path) -> dict[str, tzinfo]:
     return {assignment.strip(): datetime.fromisoformat(text).tzinfo for assignment, text in rows if text}
 
 
-def read_languages(state: Path) -> dict[str, str]:
-    try:
-        return json.loads((state / LANGUAGES_FILE).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-
-
-def students_of_the_hub() -> list[str]:
-    try:
-        return sorted(grp.getgrnam(STUDENTS).gr_mem)
-    except KeyError:
-        return []
-
-
 def publish(folder: Path, published: dict[str, StudentView]) -> list[str]:
     """Write each student's view where it changed (as root); the students whose view was written.
 
@@ -112,7 +98,7 @@ def look_once(layout: HubLayout, state: Path) -> str:
     """Publish what changed; the line for the hub's log ("" when nothing changed). A file that cannot be read
     publishes nothing: the last good views stay."""
     try:
-        published = views(layout.course, read_languages(state), students_of_the_hub())
+        published = views(layout.course, recorded(state, LANGUAGES_FILE), sorted(members(STUDENTS)))
         written = publish(layout.prefix / VIEW_FOLDER, published)
     except (DueDateError, OSError, ValueError) as error:
         return f"student-view: kept the last published due dates: {error}"

@@ -14,16 +14,15 @@ the hub's ``student-view`` service publishes to each student; running the script
 
 import argparse
 import csv
-import json
 import logging
 import secrets
 from pathlib import Path
 
 from autograder import logs
-from classroom.accounts import record_created
+from classroom.accounts import record_created, recorded, write_record
 from classroom.layout import DEFAULT_PREFIX, STUDENTS, HubLayout
 from classroom.student_view import ENGLISH, LANGUAGES
-from classroom.system_users import check_name, ensure_user, set_password
+from classroom.system_users import VALID_NAME, ensure_user, set_password
 
 log = logging.getLogger(__name__)
 ID_COLUMNS = ("student", "id")
@@ -38,7 +37,7 @@ def read_roster(path: Path) -> list[str]:
     if column is None:
         raise SystemExit(f"{path}: no 'student' (or 'id') column")
     ids = [row[column].strip() for row in rows if row[column].strip()]
-    bad = [student for student in ids if not _valid(student)]
+    bad = [student for student in ids if not VALID_NAME.match(student)]
     if bad:
         raise SystemExit(f"{path}: not usable as system user names: {', '.join(bad)} (see classroom/system_users.py)")
     return list(dict.fromkeys(ids))
@@ -63,18 +62,7 @@ def read_languages(path: Path) -> dict[str, str]:
 
 def save_languages(state: Path, languages: dict[str, str]) -> None:
     """Merge ``languages`` into the hub's ``state/languages.json`` (root only), which the student-view service reads."""
-    path = state / LANGUAGES_FILE
-    kept = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    path.write_text(json.dumps({**kept, **languages}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    path.chmod(0o600)
-
-
-def _valid(name: str) -> bool:
-    try:
-        check_name(name)
-    except ValueError:
-        return False
-    return True
+    write_record(state, {**recorded(state, LANGUAGES_FILE), **languages}, LANGUAGES_FILE)
 
 
 def add_students(layout: HubLayout, students: list[str], passwords: bool) -> dict[str, str]:

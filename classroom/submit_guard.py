@@ -22,7 +22,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from jupyter_core.paths import jupyter_data_dir
-from nbgrader.utils import ignore_patterns
 
 from classroom.student_view import ENGLISH, StudentView, duration, message, read_view, shown
 
@@ -88,15 +87,13 @@ def check_late(view: StudentView, course: str, assignment: str, now: datetime) -
 
 
 def check_before_submit(submit) -> None:
-    """Called by the student's submit once it knows what it hands in, before anything is written to the exchange."""
+    """Called by the student's submit (``PrivateSubmit``) once it knows what it hands in, before anything is written."""
     view = read_view()
     language = view.language if view else ENGLISH
     course, assignment = submit.coursedir.course_id, submit.coursedir.assignment_id
-    ignore = ignore_patterns(exclude=submit.coursedir.ignore, include=submit.coursedir.include,
-                             max_file_size=submit.coursedir.max_file_size, log=submit.log)
     try:
         check_unchanged(Path(submit.src_path), Path(submit.cache_path), submit.coursedir.student_id, assignment,
-                        ignore, language)
+                        submit.patterns(), language)
         if view is not None:
             check_late(view, course, assignment, datetime.now(UTC))
     except SubmitRefused as refused:

@@ -3,15 +3,8 @@
 TLJH's hook specifications are ``tljh/hooks.py`` (https://github.com/jupyterhub/the-littlest-jupyterhub, read at
 commit 84ed38fd1f7c239c30378fecc23079911224066c); TLJH finds a plugin through the ``tljh`` entry point
 (``pyproject.toml``). On TLJH every user's server runs ``/opt/tljh/user`` (``$TLJH_INSTALL_PREFIX/user``), the
-instructors' too, and the system account of hub user ``ada`` is ``jupyter-ada``. What each hook does:
-
-- ``tljh_extra_apt_packages``: bubblewrap, the grader's sandbox;
-- ``tljh_extra_user_pip_packages``: the student kit's pins, as ``python -m classroom.install --students`` installs;
-- ``tljh_post_install``: that command, for students and instructors, into the user environment;
-- ``tljh_new_user_create``: each account TLJH makes joins the course's students' group, unless it is an
-  instructor's (``python -m classroom.install --instructor-user jupyter-NAME`` makes one);
-- ``tljh_custom_jupyterhub_config``: the course's part of the hub's settings (classroom/existing_hub.py), its
-  groups read for TLJH's account names.
+instructors' too, and the system account of hub user ``ada`` is ``jupyter-ada``. What each hook does: the table in
+docs/existing-hub.md.
 """
 
 import os

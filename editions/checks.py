@@ -12,7 +12,6 @@
 
 import copy
 
-import nbformat
 from nbformat import NotebookNode
 
 from autograder.course.notebooks import is_student_cell
@@ -112,7 +111,3 @@ def gloss_problems(
     translations, in cell order, lacks the gloss, or whose gloss comes again later."""
     cells = {cell_id: translated for cell_id, (_, translated) in current_pairs(english, translations).items()}
     return first_use_glosses(cells, load_terms(language))
-
-
-def read(path) -> NotebookNode:
-    return nbformat.read(path, as_version=4)

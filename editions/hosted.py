@@ -17,8 +17,7 @@ def main() -> int:
     version = hosted.release_version()
 
     def release_path(name: str, edition: str) -> str:
-        path = settings.release_notebook(name) if edition == hosted.ENGLISH else release_notebook(edition, name)
-        return path.relative_to(settings.REPO_ROOT).as_posix()
+        return release_notebook(edition, name).relative_to(settings.REPO_ROOT).as_posix()  # English's included
 
     readme = settings.REPO_ROOT / "README.md"
     table = hosted.readme_with_links(readme.read_text(encoding="utf-8"), version, release_path)

@@ -2,24 +2,13 @@
 
     python -m editions release zh     (``make release`` runs it after nbgrader)
 
-``notebooks_<language>/NN_name/NN_name.ipynb`` is ``notebooks/NN_name/NN_name.ipynb`` with the text
-of every Markdown cell replaced by its current translation, found by cell id. Nothing else changes:
-code cells, tests, cell ids, nbgrader metadata and checksums are the English release's, byte for
-byte once serialised, so a submission of either edition is graded by the same gradebook.
-
-Two kinds of Markdown cell keep the English release's text:
-
-- the written answers a student fills (nbgrader ``solution`` cells): the release holds nbgrader's
-  ``YOUR ANSWER HERE``, whose checksum tells nbgrader an answer was left blank; their translation
-  is the *model answer*, for the reader edition;
-- a cell whose translation is missing or stale (its English changed since): the English text is
-  the only correct one. :func:`untranslated` lists them, and ``tests/test_edition_text.py`` fails
-  until there are none, so a notebook's edition is complete only when its translation is.
-
-The notebook's metadata records the edition (``tfcourse.edition``), which the feedback reads to
-speak the student's language. The two cells the release writes into every notebook (:mod:`tfcourse.hosted`)
-are written again for the edition: the links to this edition's notebook on Colab and Kaggle, and the setup
-cell, which names the edition.
+Only Markdown text changes, found by cell id, so that one gradebook grades both editions (docs/editions.md, "How it
+is made"). Two kinds of Markdown cell keep the English release's text: a written answer, whose ``YOUR ANSWER HERE``
+checksum tells nbgrader an answer was left blank (its translation is the model answer, for the reader edition), and
+a cell whose translation is missing or stale, where the English is the only correct text (:func:`untranslated`
+lists them; ``tests/test_edition_text.py`` fails until there are none). The notebook's metadata records the edition
+(``tfcourse.edition``), which the feedback reads; the two cells the release writes into every notebook
+(:mod:`tfcourse.hosted`) are written again for the edition.
 """
 
 import copy

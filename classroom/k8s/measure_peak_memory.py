@@ -150,7 +150,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:26s} {entry['peak_rss_mib']:8.1f} MiB {entry['wall_s']:7.1f} s  "
                   f"load {entry['load_before'][0]:.2f} -> {entry['load_after'][0]:.2f}", flush=True)
             args.output.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    data["notebooks"] = dict(sorted(data["notebooks"].items()))
     args.output.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     return 0
 

@@ -235,7 +235,7 @@ def test_the_ngshare_image_installs_the_pins_the_one_machine_hub_runs(tmp_path):
     assert made.returncode == 0, f"the image's constraints step fails on the files it copies:\n{made.stderr}"
     assert output.strip() == "constraints.txt" and made.stdout == hub_constraints("classroom/requirements-ngshare.txt")
     install = ["pip", "install", "-r", "classroom/requirements-ngshare.txt", "-c", "constraints.txt"]
-    assert shlex.split(run[1]) == install  # as build_ngshare_env installs the one-machine hub's ngshare
+    assert shlex.split(run[1]) == install  # as provision.build_env installs the one-machine hub's ngshare
     assert shlex.split(run[2]) == ["pip", "uninstall", "--yes", "-r", "requirements-removed.txt"]  # as provision does
     assert "sqlalchemy.__version__.startswith('1.4.')" in run[3]  # the build fails on SQLAlchemy 2
     assert set(NGSHARE_PINS) <= {f"{Path(t).relative_to(workdir) / Path(s).name}" for *ss, t in copied for s in ss}

@@ -25,12 +25,12 @@ from nbgrader.server_extensions.assignment_list.handlers import AssignmentList
 from traitlets.config import Config
 
 from autograder.course.settings import REPO_ROOT
+from classroom.accounts import recorded
 from classroom.due_dates_view import FILE_NAME, refresh
 from classroom.fetch_edition import EditionFetch, EditionRelease
 from classroom.layout import STUDENTS, HubLayout
 from classroom.publish_student_view import look_once, publish, views
-from classroom.publish_student_view import read_languages as read_languages_file
-from classroom.roster import read_languages, save_languages
+from classroom.roster import LANGUAGES_FILE, read_languages, save_languages
 from classroom.student_submit import PrivateSubmit
 from classroom.student_view import (
     VIEW_FOLDER,
@@ -270,7 +270,7 @@ def test_the_roster_s_language_column(tmp_path: Path) -> None:
     save_languages(tmp_path, {"ada": "zh"})
     save_languages(tmp_path, read_languages(roster))  # a second roster run updates, keeps the others
     save_languages(tmp_path, {"eve": "zh"})
-    assert read_languages_file(tmp_path) == {"ada": "en", "dai": "zh", "eve": "zh"}
+    assert recorded(tmp_path, LANGUAGES_FILE) == {"ada": "en", "dai": "zh", "eve": "zh"}
     assert (tmp_path / "languages.json").stat().st_mode & 0o777 == 0o600
     roster.write_text("student\nada\n")
     assert read_languages(roster) == {}  # no column: everyone English
