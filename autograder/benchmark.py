@@ -31,8 +31,8 @@ from autograder.cli import use_this_environments_tools
 from autograder.course.course import Course
 from autograder.course.notebooks import fill_answers, grade_id, is_answer_cell, reference_answers
 from autograder.launch.limits import Limits
-from autograder.pipeline import profile
-from autograder.pipeline.grade import grade
+from autograder.pipeline.commands import profile
+from autograder.pipeline.commands.grade import grade
 
 CLASS_SIZE = 300
 PLAIN = "plain nbgrader autograde"
@@ -69,7 +69,7 @@ def plain_nbgrader(course: Course, assignment: str) -> None:
 
 
 def ours(course: Course, assignment: str, jobs: int, clean_rerun: bool = True, dask_workers: int = 0) -> list[str]:
-    """Grade ``course``; the phase table of its jobs (see :mod:`autograder.pipeline.profile`).
+    """Grade ``course``; the phase table of its jobs (see :mod:`autograder.pipeline.commands.profile`).
 
     Its last column, ``one-off``, is the run's wall time less its jobs' time per worker: the
     seconds spent before and between the jobs (starting the zygotes, defining the assignment,

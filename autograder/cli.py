@@ -33,10 +33,10 @@ from autograder.course.settings import CONFIG_FILE, REPO_ROOT, CourseSettings, G
 from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
 from autograder.lms.base import formats
-from autograder.pipeline import collect
-from autograder.pipeline.handin_names import shown
-from autograder.pipeline.handins import MAX_BYTES, HandinLimits, safe_name
-from autograder.pipeline.results import Status, SubmissionResult
+from autograder.pipeline.commands import collect
+from autograder.pipeline.exchange.handin_names import shown
+from autograder.pipeline.exchange.handins import MAX_BYTES, HandinLimits, safe_name
+from autograder.pipeline.storage.results import Status, SubmissionResult
 
 log = logging.getLogger(__name__)
 # grade's flags for settings (--jobs 4 is --GradeSettings.jobs=4): their help and type are the settings'.
@@ -76,7 +76,7 @@ def run_collect(args: argparse.Namespace) -> int:
 
 
 def run_sanitize(args: argparse.Namespace) -> int:
-    from autograder.pipeline import sanitize  # each command imports its own modules, see the module
+    from autograder.pipeline.commands import sanitize  # each command imports its own modules, see the module
 
     course: Course = args.course
     run = sanitize.sanitize_submissions(course, args.assignment or course.assignments(), args.student, args.write)
@@ -87,7 +87,7 @@ def run_sanitize(args: argparse.Namespace) -> int:
 
 
 def run_grade(args: argparse.Namespace) -> int:
-    from autograder.pipeline import grade, profile
+    from autograder.pipeline.commands import grade, profile
 
     given = copy.deepcopy(args.config)
     for flag, (group, name) in GRADE_FLAGS.items():
@@ -141,7 +141,7 @@ def grade_summary(results: list[SubmissionResult], handed_in: set[str]) -> list[
 
 
 def run_feedback(args: argparse.Namespace) -> int:
-    from autograder.pipeline import feedback
+    from autograder.pipeline.commands import feedback
 
     release, everything = args.release_flagged or [], args.release_all_flagged
     unmatched = []
@@ -162,7 +162,7 @@ def run_feedback(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from autograder.pipeline import export
+    from autograder.pipeline.commands import export
 
     output = args.output or args.course.grading.file(EXPORT_FILE)
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -188,7 +188,7 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from autograder.pipeline import report
+    from autograder.pipeline.commands import report
 
     log.info(report.write_report(args.course, args.output))
     return 0

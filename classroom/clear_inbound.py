@@ -2,7 +2,7 @@
 
 Run as root (``sudo make hub-clear-inbound``). A hand-in folder is named ``<student>+<assignment>+<time>...``,
 and on the hub each is made by the student's own account; collect refuses every folder another
-account made under a student's name (:meth:`autograder.pipeline.exchange_collect.SafeExchangeCollect.own`),
+account made under a student's name (:meth:`autograder.pipeline.exchange.exchange_collect.SafeExchangeCollect.own`),
 but cannot remove it: the inbound is sticky, so only the account that made an entry, or root,
 may remove it. This removes each entry of the inbound whose owner is not the account its name
 begins with (or that no account owns), and nothing else: a student's own hand-ins, good or
@@ -19,8 +19,8 @@ import stat
 from pathlib import Path
 
 from autograder import logs
-from autograder.pipeline.exchange_collect import account_name, shown
-from autograder.pipeline.handins import safe_name
+from autograder.pipeline.exchange.exchange_collect import account_name, shown
+from autograder.pipeline.exchange.handins import safe_name
 from classroom.layout import COURSE_ID, DEFAULT_PREFIX, HubLayout
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from autograder.course import answer_leaks
 from autograder.course.hidden_messages import translate_hidden_tests
 from autograder.course.notebooks import HIDDEN_TESTS, grade_id, is_student_cell, reference_answers
 from autograder.course.settings import assignment_ids, source_notebook
-from autograder.pipeline.feedback import SHORTEST_SECRET
+from autograder.pipeline.commands.feedback import SHORTEST_SECRET
 from editions.release import release_notebook
 from editions.translations import load
 from tfcourse.registry import editions, translated

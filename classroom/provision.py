@@ -21,7 +21,7 @@ from pathlib import Path
 
 from autograder import logs
 from autograder.course.settings import INSTRUCTOR_SERVER_CONFIG, CourseSettings, every_users_settings, load_config
-from autograder.pipeline.handins import MAX_BYTES, MAX_FILES
+from autograder.pipeline.exchange.handins import MAX_BYTES, MAX_FILES
 from classroom.accounts import record_created, remove_accounts
 from classroom.layout import COURSE_ID, DEFAULT_PREFIX, INSTRUCTORS, STUDENTS, HubLayout
 from classroom.system_users import ensure_group, ensure_service_user, ensure_user
@@ -48,7 +48,8 @@ PROXY_PINS = ("classroom/package.json", "classroom/package-lock.json")
 # measure of a hand-in that collect applies (its own module: the submit checks what collect will).
 RUNTIME_PARTS = (
     "tfcourse", "data/ag_news_sample", "data/ag_news", "classroom/__init__.py", "classroom/student_submit.py",
-    "autograder/__init__.py", "autograder/pipeline/__init__.py", "autograder/pipeline/handins.py",
+    "autograder/__init__.py", "autograder/pipeline/__init__.py", "autograder/pipeline/exchange/__init__.py",
+    "autograder/pipeline/exchange/handins.py",
     "classroom/ngshare_service.py",  # ngshare's launcher, bound to its own address (the ngshare service runs it)
     "classroom/cgroups.py", "classroom/oom_notice.py",  # a kernel stopped for memory says why on the next cell
     "classroom/locale",  # the hub's messages in each translated edition

@@ -10,7 +10,7 @@ without its random part. The hub's shared nbgrader settings select it for every 
 (``ExchangeFactory.submit``); an attacker can bypass it for their own hand-ins, never for another's.
 
 Before anything is handed in, what would be handed in is measured with the instructors' collect's
-own code and limits (:func:`autograder.pipeline.handins.measure_handin`; the limits from the
+own code and limits (:func:`autograder.pipeline.exchange.handins.measure_handin`; the limits from the
 ``SafeExchangeCollect`` settings every user of the hub reads, with the same defaults): a folder over
 the limits, or holding a link, a pipe or a device, is refused here with a message in the student's
 edition (:mod:`tfcourse.language`), which nbgrader shows in the Assignments tab
@@ -31,7 +31,7 @@ from pathlib import Path
 from nbgrader.exchange.default.submit import ExchangeSubmit
 from nbgrader.utils import ignore_patterns
 
-from autograder.pipeline.handins import (
+from autograder.pipeline.exchange.handins import (
     MAX_BYTES,
     MAX_FILES,
     HandinLimits,

@@ -30,7 +30,8 @@ from IPython.core.inputtransformer2 import TransformerManager
 from autograder.course import hidden_messages
 from autograder.course.notebooks import HIDDEN_TESTS
 from autograder.course.settings import REPO_ROOT, assignment_ids, release_notebook, source_notebook
-from autograder.pipeline import feedback_text, handins
+from autograder.pipeline import feedback_text
+from autograder.pipeline.exchange import handins
 from tfcourse.messages import LOCALE
 
 PACKAGE = REPO_ROOT / "tfcourse"

@@ -24,7 +24,7 @@ from nbformat.v4 import new_code_cell
 from autograder.course.course import Course
 from autograder.course.notebooks import fill_answers, grade_id, is_answer_cell, reference_answers
 from autograder.course.settings import release_notebook, source_notebook
-from autograder.pipeline.results import Status, SubmissionResult, TestResult, save_result
+from autograder.pipeline.storage.results import Status, SubmissionResult, TestResult, save_result
 from autograder.similarity.fingerprints import fingerprint
 from testbed.nbgrader_course import submit
 from testbed.notebooks import read

@@ -18,7 +18,7 @@ from nbgrader.validator import Validator
 
 from autograder.cli import main
 from autograder.course.notebooks import fill_answers, grade_id, reference_answers
-from autograder.pipeline.grade import grade
+from autograder.pipeline.commands.grade import grade
 from editions.release import translate
 from testbed.nbgrader_course import autograde, generate, submit
 from testbed.notebooks import read

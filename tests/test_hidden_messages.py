@@ -18,7 +18,7 @@ from autograder.course import hidden_messages
 from autograder.course.hidden_messages import message_literals, translate_code, translate_hidden_tests
 from autograder.course.notebooks import HIDDEN_TESTS, grade_id
 from autograder.course.settings import REPO_ROOT, assignment_ids, source_notebook
-from autograder.pipeline.feedback import normalise, notebook_lines
+from autograder.pipeline.commands.feedback import normalise, notebook_lines
 from editions.messages import hidden_sources, read_catalog, untranslated
 from tfcourse import messages
 

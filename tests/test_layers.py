@@ -3,11 +3,13 @@
 From the ground up: ``tfcourse`` (the students' helper package) imports nothing of the course's tools;
 ``autograder`` (grading, and beside it the similarity report) imports neither the editions, the reader
 edition nor the hub; ``editions`` sits above it, then ``book`` and ``classroom`` side by side, then ``testbed``
-(what tests and benchmarks share) and ``benchmarks``, which import no test. Read from the source's import
-statements, so an import inside a function counts too.
+(what tests and benchmarks share) and ``benchmarks``, which import no test. Grading itself (``autograder/pipeline/``)
+has floors too: ``storage``, ``exchange``, ``job``, ``commands``. Read from the source's import statements, so an
+import inside a function counts too.
 """
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,15 +31,20 @@ FORBIDDEN = {
 }
 
 
-def imported_packages(path: Path) -> set[str]:
-    """The top-level names of every module ``path`` imports (relative imports are the package's own)."""
+def imported_modules(path: Path) -> set[str]:
+    """What ``path`` imports, by full name (``from a.b import c``: ``a.b.c``); relative imports are its package's."""
     names = set()
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
+            names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.split(".")[0])
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
     return names
+
+
+def imported_packages(path: Path) -> set[str]:
+    """The top-level names of every module ``path`` imports."""
+    return {name.split(".")[0] for name in imported_modules(path)}
 
 
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
@@ -48,6 +55,27 @@ def test_a_package_imports_nothing_from_a_floor_above_it(package):
     }
     offending = {path: names for path, names in offending.items() if names}
     assert not offending, f"{package} imports from a floor above it: {offending}"
+
+
+# Grading's own floors (autograder/pipeline/), from the ground up: what each may not import. The exchange's code runs
+# in nbgrader's collect and release feedback, and its handins.py on every student's server: none of it grades.
+PIPELINE_FORBIDDEN = {"storage": {"exchange", "job", "commands"}, "exchange": {"job", "commands"}, "job": {"commands"}}
+
+
+@pytest.mark.parametrize("floor", sorted(PIPELINE_FORBIDDEN))
+def test_a_floor_of_grading_imports_nothing_from_a_floor_above_it(floor):
+    offending = {}
+    for path in sorted((REPO_ROOT / "autograder" / "pipeline" / floor).rglob("*.py")):
+        floors = {name.split(".")[2] for name in imported_modules(path) if name.startswith("autograder.pipeline.")}
+        if floors & PIPELINE_FORBIDDEN[floor]:
+            offending[path.name] = sorted(floors & PIPELINE_FORBIDDEN[floor])
+    assert not offending, f"pipeline/{floor} imports from a floor above it: {offending}"
+
+
+def test_what_a_student_s_server_runs_of_the_grader_imports_only_the_standard_library():
+    handins = REPO_ROOT / "autograder" / "pipeline" / "exchange" / "handins.py"
+    foreign = sorted(imported_packages(handins) - set(sys.stdlib_module_names))
+    assert not foreign, f"handins.py (in the hub's runtime: classroom/provision.py, RUNTIME_PARTS) imports {foreign}"
 
 
 # What grading's steps may take from the similarity report: export reads its closest matches, nothing runs it.
@@ -84,3 +112,4 @@ def test_the_check_sees_an_import_inside_a_function(tmp_path):
     module = tmp_path / "module.py"
     module.write_text("def feedback():\n    from editions.release import translate\n    import book.build\n")
     assert imported_packages(module) == {"editions", "book"}
+    assert imported_modules(module) == {"editions.release.translate", "book.build"}

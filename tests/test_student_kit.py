@@ -36,7 +36,7 @@ from autograder.course.notebooks import (
     reference_answers,
     solution_code,
 )
-from autograder.pipeline.feedback import SHORTEST_SECRET
+from autograder.pipeline.commands.feedback import SHORTEST_SECRET
 from classroom import student_kit
 from classroom.kit_secrets import KitLeak, refuse_leaks
 from classroom.provision import course_files

@@ -6,7 +6,7 @@ due date into the gradebook (nbgrader's ``Assignment.duedate``) and each submiss
 its ``Submission.timestamp``, so nbgrader's own tools agree; ``export`` gives ``submitted``,
 ``due`` and ``late by`` columns. A submission's time is its ``timestamp.txt``, which the
 course's collect from the hub's exchange writes with the server's time of the hand-in
-(:mod:`autograder.pipeline.exchange_collect`; ngshare stamps its own); an LMS upload has none,
+(:mod:`autograder.pipeline.exchange.exchange_collect`; ngshare stamps its own); an LMS upload has none,
 and its lateness is the LMS's to show. A student's own due date (an extension) is set beside it, in
 ``extensions.csv`` (:mod:`autograder.course.extensions`); the export's ``late by`` counts from it.
 """

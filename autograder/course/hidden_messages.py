@@ -9,7 +9,7 @@ edition is graded, each message literal of a hidden-test block is replaced by it
 (``f"hidden output {q_shape}"`` becomes ``f"隐藏测试：查询形状为 {q_shape} 时的输出"``), the same expressions in its
 fields. The kernel then sees nothing the English hidden tests would not have shown it, and the
 feedback's scrubber treats the translated lines as it treats the English ones
-(:meth:`autograder.pipeline.feedback.Secrets.of_course`).
+(:meth:`autograder.pipeline.commands.feedback.Secrets.of_course`).
 
 A message literal is, in a hidden-test block: the name (first argument, or ``name=``) and
 ``hint=`` of a check (``check_close``, ...); an ``assert``'s message; the message of an exception

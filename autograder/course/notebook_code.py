@@ -1,8 +1,8 @@
 """What the code cells of a notebook define and import, read with ``ast`` (never run).
 
-Both halves of the tamper defence need this: the static scan (:mod:`autograder.pipeline.static_scan`)
+Both halves of the tamper defence need this: the static scan (:mod:`autograder.pipeline.job.static_scan`)
 to tell the notebook's own names from a student's rebinding of them, and the clean re-run
-(:mod:`autograder.pipeline.clean_rerun`) to keep only definitions and to know what to preload.
+(:mod:`autograder.pipeline.job.clean_rerun`) to keep only definitions and to know what to preload.
 """
 
 import ast

@@ -168,17 +168,18 @@ def configure(c: Config, root: Path, grading_directory: str = GRADING_DIRECTORY)
     c.Execute.timeout = course.cell_timeout
     c.Execute.interrupt_on_timeout = True
     # Collect from the exchange trusting nothing a student wrote there: links, other accounts'
-    # files, the time in the folder's name (autograder/pipeline/exchange_collect.py). On a hub whose
+    # files, the time in the folder's name (autograder/pipeline/exchange/exchange_collect.py). On a hub whose
     # exchange is ngshare (its servers have CourseSettings.ngshare_url, classroom/jupyterhub_config.py), the
     # same collect reads ngshare's API (ngshare_collect.py) and every other step stays ngshare's: in the
     # course folder this file is read after the hub's settings, whose exchange it must not undo.
+    exchange = "autograder.pipeline.exchange"
     if course.ngshare_url:
-        c.ExchangeFactory.collect = "autograder.pipeline.ngshare_collect.SafeNgshareCollect"
+        c.ExchangeFactory.collect = f"{exchange}.ngshare_collect.SafeNgshareCollect"
     else:
-        c.ExchangeFactory.collect = "autograder.pipeline.exchange_collect.SafeExchangeCollect"
+        c.ExchangeFactory.collect = f"{exchange}.exchange_collect.SafeExchangeCollect"
         # Release feedback one student at a time: a feedback folder without its secret or timestamp is skipped and
         # said, the others still get theirs; no page's name in the log (exchange_release_feedback.py).
-        c.ExchangeFactory.release_feedback = "autograder.pipeline.exchange_release_feedback.SafeReleaseFeedback"
+        c.ExchangeFactory.release_feedback = f"{exchange}.exchange_release_feedback.SafeReleaseFeedback"
     # What the release puts where an answer goes: its error names the TODO still open, in the reader's language
     # (every notebook's setup imports tfcourse).
     c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError(tfcourse.todo_left())"}

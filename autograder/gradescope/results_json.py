@@ -7,9 +7,9 @@ written answer as a test of 0 points that says it is graded by hand. A flagged s
 instructor (``after_published``), as its feedback page waits for a release in the course's own pipeline.
 """
 
-from autograder.pipeline.feedback import Secrets
-from autograder.pipeline.gradebook import GradeCellInfo
-from autograder.pipeline.results import Status, SubmissionResult
+from autograder.pipeline.commands.feedback import Secrets
+from autograder.pipeline.storage.gradebook import GradeCellInfo
+from autograder.pipeline.storage.results import Status, SubmissionResult
 
 VISIBLE, AFTER_PUBLISHED = "visible", "after_published"
 BY_HAND = "graded by hand"

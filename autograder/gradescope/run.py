@@ -1,5 +1,6 @@
 """run_autograder's work: take the student's notebook from Gradescope's submission folder, grade it with the
-course's grader (:func:`autograder.pipeline.grade.grade`: sandbox, limits, clean re-run) and write results.json.
+course's grader (:func:`autograder.pipeline.commands.grade.grade`: sandbox, limits, clean re-run) and write
+results.json.
 
 ``--prepare`` (setup.sh, once per image) grades the reference answers instead: the image is refused unless they get
 full marks, and their cell times, kept in the grading folder, set each cell's time limit for every submission.
@@ -20,12 +21,12 @@ from autograder.gradescope import PLAN_FILE, gradescope_root
 from autograder.gradescope.results_json import results_json
 from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available, sandbox_command
-from autograder.pipeline import gradebook
-from autograder.pipeline.feedback import Secrets
-from autograder.pipeline.grade import grade, write_reference_submission
-from autograder.pipeline.handin_names import find_notebooks, shown
-from autograder.pipeline.handins import MAX_BYTES
-from autograder.pipeline.results import Status, SubmissionResult, result_path
+from autograder.pipeline.commands.feedback import Secrets
+from autograder.pipeline.commands.grade import grade, write_reference_submission
+from autograder.pipeline.exchange.handin_names import find_notebooks, shown
+from autograder.pipeline.exchange.handins import MAX_BYTES
+from autograder.pipeline.storage import gradebook
+from autograder.pipeline.storage.results import Status, SubmissionResult, result_path
 
 STUDENT = "student"  # Gradescope runs one submission per container: one student in the grading folder
 REFERENCE = "reference-check"

@@ -1,6 +1,6 @@
 """The clean re-run's job: execute a plan of cells in a fresh zygote child, record each test.
 
-The plan (built by :func:`autograder.pipeline.clean_rerun.clean_plan`) is the source notebook's code with
+The plan (built by :func:`autograder.pipeline.job.clean_rerun.clean_plan`) is the source notebook's code with
 each answer cell replaced by the definitions extracted from the student's answer; no IPython
 is involved, so no input transformer or kernel state of the student's run is present.
 The results file is rewritten as soon as each test's result is known, so a run that dies

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from autograder.course.course import Course
 from autograder.course.notebooks import is_extra_credit
-from autograder.pipeline.collect import load_lms_students
-from autograder.pipeline.results import Status
+from autograder.pipeline.commands.collect import load_lms_students
+from autograder.pipeline.storage.results import Status
 
 if TYPE_CHECKING:  # building the CLI's parser imports every format: pandas and nbgrader load when export runs
     import pandas as pd
@@ -63,7 +63,7 @@ class LmsFormat(ABC):
 
     def points_possible(self, assignment: str) -> float:
         """Full marks: every graded cell, tests and written answers, but no extra credit."""
-        from autograder.pipeline.gradebook import grade_cells  # see TYPE_CHECKING above
+        from autograder.pipeline.storage.gradebook import grade_cells  # see TYPE_CHECKING above
 
         cells = grade_cells(self.course.grading.gradebook, assignment)
         return sum(cell.max_score for cell in cells if not is_extra_credit(cell.grade_id))
@@ -131,6 +131,6 @@ def write_table(rows: list, columns: list[str], path: Path) -> None:
     """The LMS's file: ``rows`` (lists, or dicts by column) under ``columns``, an empty cell for what a row lacks."""
     import pandas as pd  # see TYPE_CHECKING above
 
-    from autograder.pipeline.csv_cells import write_csv
+    from autograder.pipeline.commands.csv_cells import write_csv
 
     write_csv(pd.DataFrame(rows, columns=columns, dtype=object).fillna(""), path)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from autograder.lms import base
 from autograder.lms.base import LmsExport, LmsFormat, register
-from autograder.pipeline.collect import CANVAS
+from autograder.pipeline.commands.collect import CANVAS
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from autograder.lms import base
 from autograder.lms.base import LmsExport, LmsFormat, register
-from autograder.pipeline.collect import MOODLE
+from autograder.pipeline.commands.collect import MOODLE
 
 if TYPE_CHECKING:
     import pandas as pd

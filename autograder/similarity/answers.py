@@ -21,7 +21,7 @@ from nbformat import NotebookNode
 
 from autograder.course.course import Course
 from autograder.course.notebooks import SOLUTION_MARKER, cell_key, grade_id, is_answer_cell
-from autograder.pipeline.handin_names import find_notebooks
+from autograder.pipeline.exchange.handin_names import find_notebooks
 
 MAGIC_LINE = re.compile(r"^[ \t]*[%!].*$", re.M)  # an IPython line, which does not parse
 ADDED = "added cells"  # the part of a notebook the student added, beside the answer cells
@@ -105,7 +105,7 @@ def read_class(course: Course, assignment: str) -> ClassWork:
     """What ``collect`` put in ``grading/submitted/<student>/<assignment>/``: the file ``grade`` takes.
 
     That is ``<assignment>.ipynb``, or a copy's name an LMS or a browser gave it
-    (:mod:`~autograder.pipeline.handin_names`), so the report compares what was graded.
+    (:mod:`~autograder.pipeline.exchange.handin_names`), so the report compares what was graded.
     """
     release = nbformat.read(course.release_notebook(assignment), as_version=4)
     submissions, unreadable = [], {}

@@ -3,7 +3,7 @@
 Two students whose answers fail the same tests with the same wrong values are rarely
 independent, whatever their code looks like: a copy computes what its source computes, mistakes
 included, through any disguise. The grader's own results (``grading/results/<assignment>/
-<student>.json``, :mod:`autograder.pipeline.results`) say which tests each submission failed and
+<student>.json``, :mod:`autograder.pipeline.storage.results`) say which tests each submission failed and
 with which message; the message (its first line: ``AssertionError: expected ... got ...``)
 stands for the wrong output on the test's fixed inputs. A *failure* is a (test, message) pair.
 
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from autograder.course.course import Course
-from autograder.pipeline.results import Status, load_result
+from autograder.pipeline.storage.results import Status, load_result
 
 UNANSWERED = "NotImplementedError"  # the release's stub: blank answers all fail alike
 

@@ -45,7 +45,7 @@ import pytest
 from autograder.course.deadlines import submitted_at
 from autograder.course.notebooks import reference_answers
 from autograder.course.settings import HubSettings, source_notebook
-from autograder.pipeline.exchange_collect import SafeExchangeCollect
+from autograder.pipeline.exchange.exchange_collect import SafeExchangeCollect
 from classroom.cgroups import oom_kills, own_cgroup
 from classroom.layout import COURSE_ID, INSTRUCTORS, STUDENTS
 from classroom.limits import SERVICES

@@ -35,8 +35,8 @@ import pytest
 from nbgrader.utils import notebook_hash
 
 from autograder.course.deadlines import submitted_at
-from autograder.pipeline.refusals import load_refusals
-from autograder.pipeline.submission_marks import SECRET_FILE
+from autograder.pipeline.exchange.submission_marks import SECRET_FILE
+from autograder.pipeline.storage.refusals import load_refusals
 from classroom.layout import COURSE_ID, INSTRUCTORS, STUDENTS, HubLayout
 from classroom.provision import provision
 from classroom.system_users import ensure_user, remove_user

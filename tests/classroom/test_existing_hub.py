@@ -180,7 +180,7 @@ def test_the_administrator_s_commands_add_the_course_and_say_what_to_add(departm
     assert "from classroom.existing_hub import configure" in config and "classroom/jupyterhub_config.py" not in config
     assert (department.layout.runtime / "tfcourse" / "__init__.py").exists()
     # The users' runtime holds the settings' declarations the hub reads (the course id), never the grader itself.
-    grader = ("pipeline/grade.py", "pipeline/kernel_run.py", "isolated", "launch", "course/notebooks.py")
+    grader = ("pipeline/commands", "pipeline/job", "isolated", "launch", "course/notebooks.py")
     assert not [part for part in grader if (department.layout.runtime / "autograder" / part).exists()]
 
 
@@ -197,7 +197,7 @@ def test_the_student_gets_the_student_side_only(department: Department):
     hub = department.hub
     assert hub.run_as(ADA, "import tfcourse; print(tfcourse.__version__)").strip()
     course_file = str(department.layout.course / "nbgrader_config.py")
-    for code, error in (("import autograder.pipeline.grade", "ModuleNotFoundError"),
+    for code, error in (("import autograder.pipeline.commands.grade", "ModuleNotFoundError"),
                         (f"open({course_file!r})", "PermissionError")):
         with pytest.raises(KernelError, match=error):
             hub.run_as(ADA, code)

@@ -201,7 +201,7 @@ def test_the_exchange_is_the_ngshare_service_the_hub_registers(values, dockerfil
     in_course_folder = exec_config(K8S / "jupyter" / "roles" / "instructor" / "nbgrader_config.py")
     in_course_folder.merge(course_config(tmp_path))  # the course folder's nbgrader_config.py, read last there
     for settings in (instructor, in_course_folder):
-        assert settings.ExchangeFactory.collect == "autograder.pipeline.ngshare_collect.SafeNgshareCollect"
+        assert settings.ExchangeFactory.collect == "autograder.pipeline.exchange.ngshare_collect.SafeNgshareCollect"
         for step in steps[:2] + steps[3:]:
             assert getattr(settings.ExchangeFactory, step).__module__.startswith("ngshare_exchange."), step
     service = values["hub"]["services"]["ngshare"]

@@ -24,8 +24,8 @@ from nbgrader.exchange.abc.exchange import ExchangeError
 from nbgrader.server_extensions.assignment_list.handlers import AssignmentList
 from traitlets.config import Config
 
-from autograder.pipeline.exchange_collect import SafeExchangeCollect
-from autograder.pipeline.handins import MAX_BYTES, HandinLimits, RefusedHandin, measure_handin
+from autograder.pipeline.exchange.exchange_collect import SafeExchangeCollect
+from autograder.pipeline.exchange.handins import MAX_BYTES, HandinLimits, RefusedHandin, measure_handin
 from classroom.layout import COURSE_ID
 from classroom.provision import EXCHANGE_SETTINGS, RUNTIME_PARTS
 from classroom.student_submit import PrivateSubmit
@@ -242,7 +242,7 @@ def test_the_student_s_runtime_holds_what_the_submit_imports(tmp_path: Path) -> 
     done = subprocess.run([sys.executable, "-I", "-c", code, str(runtime)], cwd=tmp_path, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["autograder.pipeline.handins", str(runtime / "autograder" / "__init__.py")]
+    assert done.stdout.split() == ["autograder.pipeline.exchange.handins", str(runtime / "autograder" / "__init__.py")]
 
 
 @pytest.mark.parametrize("edition", ["en", "zh"])

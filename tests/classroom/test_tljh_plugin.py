@@ -24,8 +24,8 @@ from nbgrader.auth import Authenticator
 from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 
-from autograder.pipeline.exchange_collect import SafeExchangeCollect
-from autograder.pipeline.handins import RefusedHandin
+from autograder.pipeline.exchange.exchange_collect import SafeExchangeCollect
+from autograder.pipeline.exchange.handins import RefusedHandin
 from classroom import tljh_plugin
 from classroom.existing_hub import role_config_path
 from classroom.layout import DEFAULT_PREFIX, STUDENTS, HubLayout

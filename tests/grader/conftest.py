@@ -1,4 +1,4 @@
-"""The hostile class (see hostile_class.py), graded once per session by ``autograder.pipeline.grade``."""
+"""The hostile class (see hostile_class.py), graded once per session by ``autograder.pipeline.commands.grade``."""
 
 import pytest
 

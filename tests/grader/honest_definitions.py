@@ -1,6 +1,6 @@
 """Honest answers that lean on what an answer cell may define besides its function: for every exercise of every
 notebook, its reference answer with one kind of module-level help added and used (the rule they test:
-:mod:`autograder.pipeline.kept_code`).
+:mod:`autograder.pipeline.job.kept_code`).
 
 Each kind adds a prelude above the reference answer and a check at the top of every function and method of the
 answer's top-level definitions, so that each test that calls the answer reads what the prelude defined: a

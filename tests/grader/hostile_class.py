@@ -27,7 +27,7 @@ from autograder.course.notebooks import (
 from autograder.course.paths import GRADEBOOK
 from autograder.course.settings import release_notebook, source_notebook
 from autograder.launch.limits import Limits
-from autograder.pipeline.results import SubmissionResult
+from autograder.pipeline.storage.results import SubmissionResult
 
 ASSIGNMENT = "01_attention"
 # Small limits keep the suite short: the solution needs about 10 s in the kernel, its slowest

@@ -1,6 +1,6 @@
 """What a feedback page must never show: the hidden-test lines of the course's source notebooks.
 
-Found here independently of ``autograder.pipeline.feedback``, so that a slip there cannot hide itself.
+Found here independently of ``autograder.pipeline.commands.feedback``, so that a slip there cannot hide itself.
 """
 
 import html
@@ -13,7 +13,7 @@ import nbformat
 from autograder.course.course import Course
 from autograder.course.paths import SUBMITTED
 from autograder.course.settings import RELEASE_DIRECTORY, SOURCE_DIRECTORY
-from autograder.pipeline.feedback import SHORTEST_SECRET
+from autograder.pipeline.commands.feedback import SHORTEST_SECRET
 from tests.grader.hostile_class import hidden_test_blocks
 
 
@@ -25,7 +25,7 @@ def secret_lines(course: Course) -> set[str]:
     """Every hidden-test line of the course's source notebooks, less those under SHORTEST_SECRET characters and
     those the release shows (as a line or within one), as printed and as quoted in a .ipynb file.
 
-    Found here independently of autograder.pipeline.feedback, so that a slip there cannot hide itself.
+    Found here independently of autograder.pipeline.commands.feedback, so that a slip there cannot hide itself.
     """
     hidden = {line for path in (course.root / SOURCE_DIRECTORY).rglob("*.ipynb")
               for block in hidden_test_blocks(nbformat.read(path, 4)) for line in normalised(block)}

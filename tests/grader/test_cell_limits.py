@@ -12,8 +12,9 @@ from autograder.course.notebooks import cell_key
 from autograder.course.settings import REPO_ROOT, source_notebook
 from autograder.isolated.protocol import CleanRerunRequest, PlanCell, encode
 from autograder.launch.limits import Limits
-from autograder.pipeline.cell_limits import CellLimits, cell_seconds, load_times, save_times, sources_digest
-from autograder.pipeline.clean_rerun import clean_plan
+from autograder.pipeline.job.cell_limits import CellLimits, cell_seconds
+from autograder.pipeline.job.clean_rerun import clean_plan
+from autograder.pipeline.storage.reference_times import load_times, save_times, sources_digest
 from tests.grader.hostile_class import ASSIGNMENT, solution
 from tests.support.course import ThrowawayCourse
 

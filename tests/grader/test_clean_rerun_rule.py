@@ -1,9 +1,9 @@
-"""What the clean re-run keeps of an answer (autograder/pipeline/kept_code.py): all an honest answer needs, none
+"""What the clean re-run keeps of an answer (autograder/pipeline/job/kept_code.py): all an honest answer needs, none
 of the state the student's kernel held, and a missing name explained to the student.
 
 The honest answers of every exercise (tests/grader/honest_definitions.py) are graded in-process
 (tests/support/inprocess.py) twice on their exercise's tests: as handed in, as the kernel runs them, and as the
-clean re-run's plan (:func:`autograder.pipeline.clean_rerun.clean_plan`) keeps them. One answer of the issue
+clean re-run's plan (:func:`autograder.pipeline.job.clean_rerun.clean_plan`) keeps them. One answer of the issue
 that made this rule (06's extra credit with a module constant from a call) goes through the real clean re-run.
 """
 
@@ -19,15 +19,15 @@ from autograder.course.notebooks import EDITION_KEY, fill_answers, reference_ans
 from autograder.course.settings import assignment_ids, release_notebook, source_notebook
 from autograder.launch.limits import Limits, Outcome
 from autograder.launch.zygote import Zygote
-from autograder.pipeline import clean_rerun
-from autograder.pipeline.feedback import Secrets, summary_cell
+from autograder.pipeline.commands.feedback import Secrets, summary_cell
 from autograder.pipeline.feedback_text import words
-from autograder.pipeline.grade_job import GradeJob
-from autograder.pipeline.kept_code import explain, extract_definitions
-from autograder.pipeline.kernel_run import KernelRun
-from autograder.pipeline.results import Status, SubmissionResult
-from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
-from autograder.pipeline.verdict import award
+from autograder.pipeline.job import clean_rerun
+from autograder.pipeline.job.grade_job import GradeJob
+from autograder.pipeline.job.kept_code import explain, extract_definitions
+from autograder.pipeline.job.kernel_run import KernelRun
+from autograder.pipeline.job.verdict import award
+from autograder.pipeline.storage.results import Status, SubmissionResult
+from autograder.pipeline.storage.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
 from testbed.notebooks import read
 from testbed.variants.spec import Variant
 from tests.grader.honest_definitions import code_answers, honest_variants

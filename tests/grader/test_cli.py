@@ -69,6 +69,6 @@ def test_the_command_line_imports_only_what_the_command_needs() -> None:
     imported = {line.rsplit("|", 1)[-1].strip() for line in lines if line.startswith("import time")}
     steps = ("grade", "feedback", "export", "report", "sanitize")
     heavy = {"pandas", "seaborn", "copydetect", "torch", "autograder.similarity.command",
-             *(f"autograder.pipeline.{step}" for step in steps)}
+             *(f"autograder.pipeline.commands.{step}" for step in steps)}
     assert result.returncode == 0 and "similarity" in result.stdout, result.stderr[-2000:]
     assert "autograder.cli" in imported and not heavy & imported, sorted(heavy & imported)

@@ -16,10 +16,10 @@ from autograder.course.course import Course
 from autograder.course.deadlines import DUE_DATES_FILE, DueDateError, late_text, read_due_dates, submitted_at
 from autograder.course.extensions import EXTENSIONS_FILE, due_for, extension_of, read_extensions
 from autograder.course.paths import TIMESTAMP_FILE
-from autograder.pipeline import gradebook
-from autograder.pipeline.export import export_frame
-from autograder.pipeline.feedback import keep_submission_marks
-from autograder.pipeline.results import Status, SubmissionResult, save_result
+from autograder.pipeline.commands.export import export_frame
+from autograder.pipeline.commands.feedback import keep_submission_marks
+from autograder.pipeline.storage import gradebook
+from autograder.pipeline.storage.results import Status, SubmissionResult, save_result
 from tests.grader.hostile_class import ASSIGNMENT
 from tests.support.course import ThrowawayCourse
 

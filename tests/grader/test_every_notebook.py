@@ -1,6 +1,6 @@
 """Every notebook of the course, graded with a loop, a dying kernel and a leak in it (see notebook_class.py).
 
-Graded by ``autograder.pipeline.grade`` with the course's real limits (120 s cell timeout,
+Graded by ``autograder.pipeline.commands.grade`` with the course's real limits (120 s cell timeout,
 900 s per submission, one math-library thread per kernel), so the looping exercise shows what
 it costs in seconds. One job grades the three hand-ins in turn: a second would start a second
 set of zygotes (their cost: docs/measurements.md) for three submissions, and two jobs side by side are graded
@@ -16,8 +16,8 @@ import pytest
 from autograder.cli import main
 from autograder.course.course import Course
 from autograder.course.settings import assignment_ids
-from autograder.pipeline.export import export_frame
-from autograder.pipeline.results import Status, SubmissionResult
+from autograder.pipeline.commands.export import export_frame
+from autograder.pipeline.storage.results import Status, SubmissionResult
 from tests.grader.leaks import leaks, normalised, not_written_by_them, own_lines, secret_lines
 from tests.grader.notebook_class import STUDENTS, answer_ids, hand_in
 from tests.support.course import ThrowawayCourse

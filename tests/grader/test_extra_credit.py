@@ -15,10 +15,10 @@ from autograder.course.notebooks import grade_id, is_extra_credit, is_graded_tes
 from autograder.course.paths import GRADEBOOK
 from autograder.course.settings import source_notebook
 from autograder.lms.canvas import Canvas
-from autograder.pipeline import gradebook
-from autograder.pipeline.export import export_frame
-from autograder.pipeline.results import Status, SubmissionResult, save_result
-from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
+from autograder.pipeline.commands.export import export_frame
+from autograder.pipeline.storage import gradebook
+from autograder.pipeline.storage.results import Status, SubmissionResult, save_result
+from autograder.pipeline.storage.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
 from tests.support.course import ThrowawayCourse
 
 ASSIGNMENT = "07_language_model"

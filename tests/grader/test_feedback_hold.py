@@ -10,9 +10,9 @@ import pytest
 
 from autograder.cli import main
 from autograder.course.course import Course
-from autograder.pipeline.export import export_frame
-from autograder.pipeline.results import Status, SubmissionResult, save_result
-from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
+from autograder.pipeline.commands.export import export_frame
+from autograder.pipeline.storage.results import Status, SubmissionResult, save_result
+from autograder.pipeline.storage.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
 from tests.grader.hostile_class import ASSIGNMENT
 from tests.support.course import ThrowawayCourse
 

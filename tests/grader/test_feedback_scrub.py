@@ -8,10 +8,10 @@ from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from autograder.course.course import Course
-from autograder.pipeline.feedback import HIDDEN_LINE_REMOVED, Secrets, student_view, summary_cell
+from autograder.pipeline.commands.feedback import HIDDEN_LINE_REMOVED, Secrets, student_view, summary_cell
 from autograder.pipeline.feedback_text import page_language, words
-from autograder.pipeline.results import Status, SubmissionResult
-from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
+from autograder.pipeline.storage.results import Status, SubmissionResult
+from autograder.pipeline.storage.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
 from tfcourse.language import EDITIONS
 
 SECRET = 'expected = torch.tensor([[0.25, 0.75], [1.0, 0.0]]) # "exact" weights'  # as normalised

@@ -23,8 +23,8 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder.course.course import Course
-from autograder.pipeline.gradebook import sqlite_url
-from autograder.pipeline.results import load_result, results_directory
+from autograder.pipeline.storage.gradebook import sqlite_url
+from autograder.pipeline.storage.results import load_result, results_directory
 from tests.grader.hostile_class import ASSIGNMENT, CASES, points_per_test, submit
 from tests.support.course import ThrowawayCourse
 

@@ -2,7 +2,7 @@
 of a hand-in it took under a copy's name or ignored."""
 
 from autograder.cli import grade_summary
-from autograder.pipeline.results import Status, SubmissionResult
+from autograder.pipeline.storage.results import Status, SubmissionResult
 
 
 def test_missing_rows_only_for_assignments_someone_handed_in() -> None:

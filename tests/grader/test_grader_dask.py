@@ -3,8 +3,8 @@
 import distributed  # a pinned requirement: this test never skips
 import pytest
 
-from autograder.pipeline.grade import grade
-from autograder.pipeline.results import Status
+from autograder.pipeline.commands.grade import grade
+from autograder.pipeline.storage.results import Status
 from tests.grader.hostile_class import ASSIGNMENT, LIMITS, Case, release, solution, submit
 from tests.support.course import ThrowawayCourse
 

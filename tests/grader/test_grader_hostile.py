@@ -10,10 +10,10 @@ from nbgrader.api import Gradebook
 from autograder.cli import main
 from autograder.course.paths import sqlite_url
 from autograder.launch.sandbox import bwrap_available
-from autograder.pipeline.export import export_frame
-from autograder.pipeline.feedback import HIDDEN_LINE_REMOVED, release_flagged, write_feedback
-from autograder.pipeline.report import write_report
-from autograder.pipeline.results import Status, load_results
+from autograder.pipeline.commands.export import export_frame
+from autograder.pipeline.commands.feedback import HIDDEN_LINE_REMOVED, release_flagged, write_feedback
+from autograder.pipeline.commands.report import write_report
+from autograder.pipeline.storage.results import Status, load_results
 from tests.grader.hostile_class import ASSIGNMENT, LIMITS, GradedClass, points_per_test
 from tests.grader.leaks import leaks, normalised, secret_lines
 from tests.support.grading_pool import grade_on_kept_pool

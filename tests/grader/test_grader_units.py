@@ -29,10 +29,10 @@ from autograder.isolated.protocol import (
 from autograder.launch.limits import Limits, Outcome
 from autograder.launch.sandbox import bwrap_available
 from autograder.launch.zygote import MARKER_ENV, SandboxSpec, Zygote
-from autograder.pipeline import clean_rerun, static_scan
-from autograder.pipeline.collect import collect
-from autograder.pipeline.kept_code import extract_definitions
-from autograder.pipeline.sanitize import sanitize_notebook
+from autograder.pipeline.commands.collect import collect
+from autograder.pipeline.job import clean_rerun, static_scan
+from autograder.pipeline.job.kept_code import extract_definitions
+from autograder.pipeline.job.sanitize import sanitize_notebook
 from tests.grader.hostile_class import (
     ASSIGNMENT,
     attention_answer,

@@ -22,23 +22,23 @@ from nbgrader.coursedir import CourseDirectory
 from autograder.cli import main
 from autograder.course.course import Course
 from autograder.course.deadlines import submitted_at
-from autograder.pipeline import exchange_collect as exchange_collect_module
-from autograder.pipeline import handins
-from autograder.pipeline.collect import collect
-from autograder.pipeline.exchange_collect import SafeExchangeCollect
-from autograder.pipeline.export import export_frame, refusal_text
-from autograder.pipeline.grade_job import GradeJob
-from autograder.pipeline.handin_names import find_notebooks
-from autograder.pipeline.handins import HandinLimits, RefusedHandin, copy_handin, measure_handin
-from autograder.pipeline.refusals import (
+from autograder.pipeline.commands.collect import collect
+from autograder.pipeline.commands.export import export_frame, refusal_text
+from autograder.pipeline.exchange import exchange_collect as exchange_collect_module
+from autograder.pipeline.exchange import handins
+from autograder.pipeline.exchange.exchange_collect import SafeExchangeCollect
+from autograder.pipeline.exchange.handin_names import find_notebooks
+from autograder.pipeline.exchange.handins import HandinLimits, RefusedHandin, copy_handin, measure_handin
+from autograder.pipeline.job.grade_job import GradeJob
+from autograder.pipeline.job.submission_files import read_notebooks
+from autograder.pipeline.storage.refusals import (
     Refusal,
     live_refusals,
     load_refusals,
     record_refusals,
     refusals_by_submission,
 )
-from autograder.pipeline.results import Status, SubmissionResult
-from autograder.pipeline.submission_files import read_notebooks
+from autograder.pipeline.storage.results import Status, SubmissionResult
 from tests.support.course import ThrowawayCourse
 from tests.support.small_disk import small_disk
 
@@ -427,8 +427,8 @@ def named(suffix: str = "", notebook: str = ASSIGNMENT) -> str:
     return f"{notebook}{suffix}.ipynb"
 
 
-# The names an LMS or a browser gives a copy (autograder/pipeline/handin_names.py), and names close to them that no
-# LMS gives: those are never taken for the notebook.
+# The names an LMS or a browser gives a copy (autograder/pipeline/exchange/handin_names.py), and names close to them
+# that no LMS gives: those are never taken for the notebook.
 COPIES = [named(" (1)"), named("(2)"), named("-1"), named(" (1)-2")]
 LOOK_ALIKES = [named("_old"), named(" copy"), named("-Copy1"), named(" (one)"), f"x{named()}",
                named(" (1)", "02_multi_head_attention"), named("", "02_multi_head_attention")]

@@ -1,6 +1,6 @@
 """Nothing the student's code can read while graded holds a hidden test or a solution, nor can it send it.
 
-One submission, graded by ``autograder.pipeline.grade`` as any other, carries :mod:`secret_walk`: its
+One submission, graded by ``autograder.pipeline.commands.grade`` as any other, carries :mod:`secret_walk`: its
 last answer cell walks every file the kernel can open and prints what it found, and its graded
 function does the same in the clean re-run, where it reports through the failure message of
 the tests that call it. The secrets are every hidden-test line and every solution (as runs of
@@ -24,7 +24,7 @@ from autograder.course.notebooks import grade_id, is_answer_cell, reference_answ
 from autograder.course.settings import RELEASE_DIRECTORY, REPO_ROOT, SOURCE_DIRECTORY, release_notebook, source_notebook
 from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available
-from autograder.pipeline.results import SubmissionResult
+from autograder.pipeline.storage.results import SubmissionResult
 from tests.grader import secret_walk
 from tests.grader.hostile_class import ASSIGNMENT, hidden_test_blocks, solution, with_answer
 from tests.support.course import ThrowawayCourse

@@ -28,12 +28,12 @@ from autograder.lms.canvas import STUDENT_COLUMNS as CANVAS_STUDENT_COLUMNS
 from autograder.lms.canvas import Canvas
 from autograder.lms.moodle import COLUMNS as MOODLE_COLUMNS
 from autograder.lms.moodle import Moodle
-from autograder.pipeline import gradebook
-from autograder.pipeline.collect import CANVAS, MOODLE, collect, lms_students_path, load_lms_students
-from autograder.pipeline.export import export_csv, export_frame
-from autograder.pipeline.refusals import Refusal, record_refusals
-from autograder.pipeline.results import Status, SubmissionResult, save_result
-from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
+from autograder.pipeline.commands.collect import CANVAS, MOODLE, collect, lms_students_path, load_lms_students
+from autograder.pipeline.commands.export import export_csv, export_frame
+from autograder.pipeline.storage import gradebook
+from autograder.pipeline.storage.refusals import Refusal, record_refusals
+from autograder.pipeline.storage.results import Status, SubmissionResult, save_result
+from autograder.pipeline.storage.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
 from autograder.similarity.compare import results_path as similarity_results
 from tests.grader.hostile_class import ASSIGNMENT, points_per_test, solution
 from tests.support.course import ThrowawayCourse

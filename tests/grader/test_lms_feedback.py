@@ -24,7 +24,7 @@ from autograder.cli import main
 from autograder.course.course import Course
 from autograder.lms.canvas import TOKEN_VARIABLE
 from autograder.lms.moodle import Moodle
-from autograder.pipeline.collect import CANVAS, MOODLE, lms_students_path
+from autograder.pipeline.commands.collect import CANVAS, MOODLE, lms_students_path
 from tests.grader.hostile_class import ASSIGNMENT
 from tests.support.course import ThrowawayCourse
 

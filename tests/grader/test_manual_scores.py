@@ -4,10 +4,10 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder.course.paths import sqlite_url
-from autograder.pipeline import gradebook
-from autograder.pipeline.export import export_frame
-from autograder.pipeline.results import Status, SubmissionResult, save_result
-from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
+from autograder.pipeline.commands.export import export_frame
+from autograder.pipeline.storage import gradebook
+from autograder.pipeline.storage.results import Status, SubmissionResult, save_result
+from autograder.pipeline.storage.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
 from tests.grader.hostile_class import ASSIGNMENT, points_per_test
 from tests.support.course import ThrowawayCourse
 

@@ -17,14 +17,14 @@ from nbgrader.coursedir import CourseDirectory
 
 from autograder.course.course import Course
 from autograder.course.deadlines import submitted_at
-from autograder.pipeline.handins import MAX_DEPTH, HandinLimits, RefusedHandin
-from autograder.pipeline.refusals import load_refusals
+from autograder.pipeline.exchange.handins import MAX_DEPTH, HandinLimits, RefusedHandin
+from autograder.pipeline.storage.refusals import load_refusals
 
 ASSIGNMENT = "01_attention"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 os.environ.setdefault("JUPYTERHUB_USER", "instructor")  # ngshare_exchange reads it (or USER) on import
 
-from autograder.pipeline.ngshare_collect import SafeNgshareCollect, checked_files  # noqa: E402
+from autograder.pipeline.exchange.ngshare_collect import SafeNgshareCollect, checked_files  # noqa: E402
 
 
 def entry(path: str, data: bytes = b"{}") -> dict[str, str]:

@@ -1,7 +1,7 @@
 """The phase table of ``grade --profile`` and the benchmark."""
 
-from autograder.pipeline.profile import mean_phases, overhead, phase_table
-from autograder.pipeline.results import Status, SubmissionResult
+from autograder.pipeline.commands.profile import mean_phases, overhead, phase_table
+from autograder.pipeline.storage.results import Status, SubmissionResult
 
 
 def result(student: str, status: Status = Status.GRADED, **phases: float) -> SubmissionResult:

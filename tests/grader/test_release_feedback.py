@@ -20,10 +20,10 @@ from nbgrader.utils import notebook_hash
 from autograder.cli import main
 from autograder.course.course import Course
 from autograder.course.settings import REPO_ROOT, course_config
-from autograder.pipeline.export import export_frame
-from autograder.pipeline.refusals import load_refusals
-from autograder.pipeline.results import Status, SubmissionResult, save_result
-from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
+from autograder.pipeline.commands.export import export_frame
+from autograder.pipeline.storage.refusals import load_refusals
+from autograder.pipeline.storage.results import Status, SubmissionResult, save_result
+from autograder.pipeline.storage.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
 from tests.grader.test_handins import exchange_collect, handin
 from tests.support.course import ThrowawayCourse
 

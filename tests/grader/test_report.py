@@ -13,9 +13,9 @@ import pytest
 from autograder.course.course import Course
 from autograder.course.deadlines import DUE_DATES_FILE
 from autograder.course.settings import SOURCE_DIRECTORY
-from autograder.pipeline.report import write_report
-from autograder.pipeline.results import Status, SubmissionResult, save_result
-from autograder.pipeline.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
+from autograder.pipeline.commands.report import write_report
+from autograder.pipeline.storage.results import Status, SubmissionResult, save_result
+from autograder.pipeline.storage.results import TestResult as CellResult  # (a Test* name would be collected by pytest)
 
 NOW = datetime(2026, 12, 10, 12, 0, tzinfo=UTC)
 STUDENTS = [f"s{i:02d}" for i in range(10)]

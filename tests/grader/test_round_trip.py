@@ -16,9 +16,9 @@ from nbformat import NotebookNode
 
 from autograder.course.notebooks import grade_id
 from autograder.course.settings import release_notebook
-from autograder.pipeline.export import export_frame
-from autograder.pipeline.results import Status
-from autograder.pipeline.sanitize import sanitize_notebook
+from autograder.pipeline.commands.export import export_frame
+from autograder.pipeline.job.sanitize import sanitize_notebook
+from autograder.pipeline.storage.results import Status
 from testbed.variants.attention import VARIANTS
 from tests.grader.notebook_class import filled
 from tests.support.course import ThrowawayCourse

@@ -13,10 +13,10 @@ from sqlalchemy import text
 from autograder.course.paths import sqlite_url
 from autograder.isolated import alembic_head
 from autograder.launch.zygote import start_together
-from autograder.pipeline import grade as grade_module
-from autograder.pipeline import gradebook
-from autograder.pipeline.grade_job import GradeJob
-from autograder.pipeline.results import Status, SubmissionResult
+from autograder.pipeline.commands import grade as grade_module
+from autograder.pipeline.job.grade_job import GradeJob
+from autograder.pipeline.storage import gradebook
+from autograder.pipeline.storage.results import Status, SubmissionResult
 from tests.support.course import ThrowawayCourse
 
 

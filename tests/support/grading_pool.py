@@ -21,8 +21,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from autograder.course.course import Course
-from autograder.pipeline.grade import grade
-from autograder.pipeline.results import SubmissionResult
+from autograder.pipeline.commands.grade import grade
+from autograder.pipeline.storage.results import SubmissionResult
 
 
 @dataclass
@@ -33,7 +33,7 @@ class KeptPool:
 
 _pools: dict[int, KeptPool] = {}
 FORK_SERVER = multiprocessing.get_context("forkserver")
-FORK_SERVER.set_forkserver_preload(["autograder.pipeline.grade"])  # each pool process starts with it imported
+FORK_SERVER.set_forkserver_preload(["autograder.pipeline.commands.grade"])  # each pool process starts with it imported
 
 
 def pool_for(jobs: int, assignments: tuple[str, ...]) -> ProcessPoolExecutor:

@@ -3,7 +3,7 @@
 The first time ``grade`` meets an assignment in a course it defines it (nbgrader's
 generate_assignment: seconds) and times its reference answers (the whole notebook in a kernel),
 and keeps both in the course's grading folder, keyed by a digest of the source notebooks
-(:func:`autograder.pipeline.gradebook.template_path`, :mod:`autograder.pipeline.cell_limits`).
+(:func:`autograder.pipeline.storage.gradebook.template_path`, :mod:`autograder.pipeline.job.cell_limits`).
 Every throw-away course paid both again (tens of seconds for 04 and 07 on the suite's loaded
 cores, see docs/measurements.md). Here one seed course per assignment
 pays once per run, on whichever worker asks first (the others wait on its lock), by grading one
@@ -20,8 +20,8 @@ from filelock import FileLock
 
 from autograder.course.course import Course
 from autograder.launch.limits import Limits
-from autograder.pipeline import gradebook
-from autograder.pipeline.cell_limits import load_times, save_times, sources_digest
+from autograder.pipeline.storage import gradebook
+from autograder.pipeline.storage.reference_times import load_times, save_times, sources_digest
 from tests.support.grading_pool import grade_on_kept_pool
 from tests.support.harness import SHARED_FOLDER_ENV
 

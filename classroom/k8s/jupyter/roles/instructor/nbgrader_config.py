@@ -9,6 +9,6 @@ from autograder.course.settings import REPO_ROOT, CourseSettings, configure
 c = get_config()  # noqa: F821 (traitlets provides get_config)
 ngshare_exchange.configureExchange(c, CourseSettings().ngshare_url)
 # The course's settings after the exchange's: with TFCOURSE_NGSHARE_URL set (the image sets it), configure()
-# replaces ngshare_exchange's collect with the guarded one (autograder/pipeline/ngshare_collect.py) and leaves
+# replaces ngshare_exchange's collect with the guarded one (autograder/pipeline/exchange/ngshare_collect.py) and leaves
 # every other step ngshare's, as the course folder's own nbgrader_config.py does in a terminal there.
 configure(c, REPO_ROOT)

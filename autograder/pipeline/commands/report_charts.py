@@ -19,7 +19,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.ticker import MaxNLocator
 
-from autograder.pipeline.results import Status
+from autograder.pipeline.storage.results import Status
 
 HANDED_IN = "handed in"
 MISSING = "missing (0 points)"
@@ -47,7 +47,7 @@ def image_html(chart: Chart) -> str:
 
 def score_histogram(assignment: str, rows: pd.DataFrame, out_of: float) -> Chart:
     """The autograded scores of one notebook's counted students (``rows``: its students' ``state``, ``counted``
-    and ``score``, as :class:`~autograder.pipeline.report_counts.ClassCounts` holds them)."""
+    and ``score``, as :class:`~autograder.pipeline.commands.report_counts.ClassCounts` holds them)."""
     frame = rows[rows["counted"]]
     frame = frame.assign(who=[MISSING if s == Status.MISSING else HANDED_IN for s in frame["state"]])
     top = max(out_of, float(frame["score"].max()))

@@ -5,8 +5,8 @@ from pathlib import Path
 
 from autograder.course.course import Course
 from autograder.launch.limits import Limits
-from autograder.pipeline.cell_limits import CellLimits
-from autograder.pipeline.gradebook import GradeCellInfo
+from autograder.pipeline.job.cell_limits import CellLimits
+from autograder.pipeline.storage.gradebook import GradeCellInfo
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,12 @@ The kernel run executes the hidden tests after the student's top-level code, in 
 student's kernel. The clean re-run executes the *source* notebook in a fresh zygote child
 (:mod:`autograder.isolated.run_plan`; the child has only imported the notebook's modules, is
 sandboxed like the kernel and has no network), with each answer cell replaced by what the rule of
-:mod:`autograder.pipeline.kept_code` keeps of the student's answer (imports, functions, classes,
+:mod:`autograder.pipeline.job.kept_code` keeps of the student's answer (imports, functions, classes,
 assignments computed only from what the clean re-run has) and what it keeps of the cells the
 student added placed where the kernel saw them (:func:`added_cells`); the rest of the student's
 top-level code never runs, and nothing the student's kernel held reaches a test. A test the kernel
 passed but the clean re-run fails scores nothing; when a name was missing, its result says which
-line bound it and why that line was left out (:func:`autograder.pipeline.kept_code.explain`).
+line bound it and why that line was left out (:func:`autograder.pipeline.job.kept_code.explain`).
 """
 
 import json
@@ -25,7 +25,7 @@ from autograder.course.notebooks import cell_key, edition, grade_id, is_answer_c
 from autograder.isolated.protocol import CleanRerunRequest, PlanCell
 from autograder.launch.limits import Limits
 from autograder.launch.zygote import Zygote
-from autograder.pipeline.kept_code import Omission, Stop, cell_bindings, explain, extract_definitions
+from autograder.pipeline.job.kept_code import Omission, Stop, cell_bindings, explain, extract_definitions
 from tfcourse.hosted import edition_neutral
 
 
@@ -63,7 +63,7 @@ class CleanPlan:
 def clean_plan(student: NotebookNode, source: NotebookNode, cell_limits: dict[str, float] | None = None) -> CleanPlan:
     """The source notebook's code cells in order, as plain Python, answers swapped for what the rule keeps.
 
-    The rule is :mod:`autograder.pipeline.kept_code`'s. What cells the student added keep goes in just
+    The rule is :mod:`autograder.pipeline.job.kept_code`'s. What cells the student added keep goes in just
     before the first graded cell below them. The hidden tests' messages are in the student's edition
     (:mod:`autograder.course.hidden_messages`). A cell of the source with a limit in ``cell_limits``
     (by :func:`cell_key`) carries it.

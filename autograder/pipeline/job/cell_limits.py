@@ -4,24 +4,18 @@ A cell's limit is ``GradeSettings.reference_factor`` times what the cell took wh
 plus ``GradeSettings.reference_margin`` seconds, never more than the course's cell timeout; a cell the reference
 does not have (one the student added or rewrote) gets the cell timeout. nbclient interrupts
 a cell at its limit (``timeout_func``), and the clean re-run stops it there too. The
-reference times are measured once per assignment by ``grade`` and kept in the grading
-folder, keyed by a digest of the source notebooks: a changed notebook is timed again.
+reference times are measured once per assignment by ``grade`` and kept
+(:mod:`autograder.pipeline.storage.reference_times`).
 """
 
-import hashlib
-import json
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 
 from nbformat import NotebookNode
 
 from autograder.course.notebooks import cell_key
-from autograder.course.paths import GradingFolder
 from autograder.launch.limits import Limits
-
-TIMES_FILE = "reference_times.json"
 
 
 @dataclass(frozen=True)
@@ -69,31 +63,3 @@ def cell_seconds(notebook: NotebookNode) -> dict[str, float]:
         ended = datetime.fromisoformat(timing["shell.execute_reply"].replace("Z", "+00:00"))
         seconds[cell_key(cell)] = max(0.0, (ended - began).total_seconds())
     return seconds
-
-
-def sources_digest(folder: Path) -> str:
-    """A digest of an assignment's source notebooks: their reference times hold while it is unchanged."""
-    digest = hashlib.sha256()
-    for path in sorted(folder.glob("*.ipynb")):
-        digest.update(path.name.encode() + path.read_bytes())
-    return digest.hexdigest()
-
-
-def load_times(grading: GradingFolder, assignment: str, digest: str) -> dict[str, dict[str, float]] | None:
-    """The kept reference times of ``assignment`` if its source notebooks are still those timed."""
-    try:
-        entry = json.loads(grading.file(TIMES_FILE).read_text()).get(assignment, {})
-    except (OSError, ValueError):
-        return None
-    return entry.get("seconds") if entry.get("digest") == digest else None
-
-
-def save_times(grading: GradingFolder, assignment: str, digest: str, times: dict[str, dict[str, float]]) -> None:
-    path = grading.file(TIMES_FILE)
-    try:
-        kept = json.loads(path.read_text())
-    except (OSError, ValueError):
-        kept = {}
-    kept[assignment] = {"digest": digest, "seconds": times}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(kept, indent=1))

@@ -22,7 +22,7 @@ the student whose submission of the notebook lies furthest above the class's pai
 ``reference score`` and ``reference z`` how close the submission lies to the published reference answers,
 measured the same way.
 Once collect has refused a hand-in (a link, another account's files, over the limits: see
-:mod:`autograder.pipeline.exchange_collect`), a ``refused`` column lists each refusal still open
+:mod:`autograder.pipeline.exchange.exchange_collect`), a ``refused`` column lists each refusal still open
 (none superseded by a hand-in taken since) with its time and reason (the newest three, each cut at
 200 characters, and how many more), and a student whose every hand-in was refused gets a row of
 status ``missing`` that says so.
@@ -32,7 +32,7 @@ given so far, ``points pending`` the points of the written answers still to grad
 ``written pending`` their cells; an LMS format (:mod:`autograder.lms`) leaves such a grade out.
 ``--format NAME`` writes what an LMS imports instead, one module of :mod:`autograder.lms` each.
 
-Every file is written by :func:`autograder.pipeline.csv_cells.write_csv`: a text cell that a
+Every file is written by :func:`autograder.pipeline.commands.csv_cells.write_csv`: a text cell that a
 spreadsheet would run as a formula (``=HYPERLINK(...)`` as a student's exception's name) gets a
 ``'`` before it.
 """
@@ -46,10 +46,10 @@ from autograder.course.course import Course
 from autograder.course.deadlines import late_text, seconds_late, submitted_at
 from autograder.course.extensions import due_for, read_extensions
 from autograder.course.paths import sqlite_url
-from autograder.pipeline.csv_cells import write_csv
-from autograder.pipeline.feedback import feedback_state, load_releases
-from autograder.pipeline.refusals import REFUSED_FILE, Refusal, refusals_by_submission
-from autograder.pipeline.results import Status, SubmissionResult, load_results
+from autograder.pipeline.commands.csv_cells import write_csv
+from autograder.pipeline.commands.feedback import feedback_state, load_releases
+from autograder.pipeline.storage.refusals import REFUSED_FILE, Refusal, refusals_by_submission
+from autograder.pipeline.storage.results import Status, SubmissionResult, load_results
 from autograder.similarity.compare import closest_matches, reference_closeness
 
 REFUSALS_SHOWN = 3  # the refused column's reasons, newest first

@@ -15,8 +15,8 @@ from sqlalchemy.exc import SAWarning
 from autograder.course.course import Course
 from autograder.course.paths import sqlite_url
 from autograder.isolated.alembic_head import use_in_process_alembic_head
-from autograder.pipeline.cell_limits import sources_digest
-from autograder.pipeline.results import Status, SubmissionResult
+from autograder.pipeline.storage.reference_times import sources_digest
+from autograder.pipeline.storage.results import Status, SubmissionResult
 
 use_in_process_alembic_head()  # defining an assignment creates gradebooks; see alembic_head
 

@@ -1,6 +1,6 @@
 """The last steps of a job: the clean re-run, then each test's points and reason, and the submission's status.
 
-The clean re-run (:mod:`autograder.pipeline.clean_rerun`) runs in a child of a third zygote,
+The clean re-run (:mod:`autograder.pipeline.job.clean_rerun`) runs in a child of a third zygote,
 without network. It takes back points the kernel run gave to tampered code, and it scores
 the tests when the kernel run did not finish (a kernel that died, a job past its wall
 limit): a loop or a crash costs the tests that meet it, not the whole notebook.
@@ -11,11 +11,11 @@ import re
 from nbformat import NotebookNode
 
 from autograder.launch.zygote import SandboxSpec, Zygote, shared_zygote
-from autograder.pipeline import clean_rerun
 from autograder.pipeline.feedback_text import CLEAN_RERUN
-from autograder.pipeline.grade_job import GradeJob
-from autograder.pipeline.kernel_run import KernelRun, failure_messages, preloads
-from autograder.pipeline.results import Status, SubmissionResult, timed
+from autograder.pipeline.job import clean_rerun
+from autograder.pipeline.job.grade_job import GradeJob
+from autograder.pipeline.job.kernel_run import KernelRun, failure_messages, preloads
+from autograder.pipeline.storage.results import Status, SubmissionResult, timed
 
 ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception|Interrupt)\b.*:")
 

@@ -6,7 +6,7 @@ included) in that child's private folder. Its kernels are forked by a second zyg
 sandbox that sees only the kernel's working folder (the submission's other files), never the
 notebook into which nbgrader puts the hidden tests back
 (:mod:`autograder.isolated.autograde_child`, :mod:`autograder.isolated.kernelstub`). Each cell
-stops at its limit (:mod:`autograder.pipeline.cell_limits`).
+stops at its limit (:mod:`autograder.pipeline.job.cell_limits`).
 """
 
 import shutil
@@ -24,11 +24,11 @@ from autograder.course.paths import GRADEBOOK
 from autograder.isolated.protocol import AutogradeRequest
 from autograder.launch.limits import Outcome
 from autograder.launch.zygote import SandboxSpec, Zygote, shared_zygote, start_together
-from autograder.pipeline import gradebook
-from autograder.pipeline.cell_limits import cell_seconds
-from autograder.pipeline.grade_job import GradeJob
-from autograder.pipeline.results import timed
-from autograder.pipeline.submission_files import regular_file
+from autograder.pipeline.job.cell_limits import cell_seconds
+from autograder.pipeline.job.grade_job import GradeJob
+from autograder.pipeline.job.submission_files import regular_file
+from autograder.pipeline.storage import gradebook
+from autograder.pipeline.storage.results import timed
 
 STOPPED = {"KeyboardInterrupt", "CellTimeoutError", "TimeoutError", "MemoryError", "DeadKernelError"}
 MAX_OUTPUT_CHARS = 20_000  # per output, in the autograded copy kept for formgrader and feedback

@@ -13,7 +13,7 @@ The rule, statement by statement at the top level of an answer cell (or of a cel
   since deleted or edited, or run out of order) or that binds an attribute, an item or a name the
   notebook defines (``check_close``, ``torch``: only the very import the notebook makes may be repeated)
   or a builtin; a value that reaches into the interpreter (``getattr``, ``vars``, ``exec``, a private
-  ``_attribute``, a walrus) or that the tamper scan names (:mod:`autograder.pipeline.static_scan`).
+  ``_attribute``, a walrus) or that the tamper scan names (:mod:`autograder.pipeline.job.static_scan`).
 
 Values are computed in the clean re-run itself, from its own run of the notebook's cells: nothing the
 student's kernel held can reach a test through them.
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from autograder.course.notebook_code import bound_names, without_magics
 from autograder.pipeline.feedback_text import words
-from autograder.pipeline.static_scan import scan_source
+from autograder.pipeline.job.static_scan import scan_source
 
 # Builtins that reach into the interpreter (a name's value by its text, the globals, code from text).
 REACHING = {"exec", "eval", "compile", "globals", "locals", "vars", "getattr", "setattr", "delattr", "__import__",

@@ -11,13 +11,13 @@ Namings recognised, first match wins:
 - Any ``<student>_<anything>_<notebook>.ipynb``, or ``<student folder>/<...>/<notebook>.ipynb``.
 
 In each, the notebook's name may be a copy's, as an LMS or a browser names it (``01_attention
-(1).ipynb``, ``01_attention-2.ipynb``: :mod:`autograder.pipeline.handin_names`); of one student's
+(1).ipynb``, ``01_attention-2.ipynb``: :mod:`autograder.pipeline.exchange.handin_names`); of one student's
 files for a notebook, the one that ranks first there is taken (its own name, else the latest copy,
 else the newest file), and the others are listed. ``--pattern`` takes any regular expression with
 a ``student`` group instead (the file name must still end in a notebook's name or a copy's). Every
 file is accounted for: collected, not taken, unmatched, unreadable (unreadable files are still
 collected, so that ``grade`` reports them too) or refused: a link, a pipe, a device or a file over
-the size limit (:mod:`autograder.pipeline.handins`) is never read, and is listed in
+the size limit (:mod:`autograder.pipeline.exchange.handins`) is never read, and is listed in
 ``grading/refused_handins.json`` for ``export``. What the LMS's names tell about each student (Canvas user
 id, Moodle participant id per assignment, the name) is kept in ``grading/lms_students.json``,
 so that ``export --format canvas|moodle`` (:mod:`autograder.lms`) can give the LMS back its own identifiers.
@@ -36,9 +36,9 @@ from pathlib import Path, PurePosixPath
 import nbformat
 
 from autograder.course.course import Course
-from autograder.pipeline.handin_names import CopyRank, copy_pattern
-from autograder.pipeline.handins import DEFAULT_LIMITS, HandinLimits, RefusedHandin, check_file, safe_name
-from autograder.pipeline.refusals import Refusal, record_refusals
+from autograder.pipeline.exchange.handin_names import CopyRank, copy_pattern
+from autograder.pipeline.exchange.handins import DEFAULT_LIMITS, HandinLimits, RefusedHandin, check_file, safe_name
+from autograder.pipeline.storage.refusals import Refusal, record_refusals
 
 CANVAS, MOODLE = "canvas", "moodle"  # the LMSs whose downloads collect reads (their formats: autograder/lms/)
 LMS_STUDENTS = "lms_students.json"  # in the grading folder: {student: {"lms", "name", "ids": {assignment: id}}}

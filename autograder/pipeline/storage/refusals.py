@@ -1,6 +1,6 @@
 """The hand-ins that collect refused, and why: kept in the grading folder for ``export`` to list.
 
-Both collects (nbgrader's, through :mod:`autograder.pipeline.exchange_collect`, and ``python -m
+Both collects (nbgrader's, through :mod:`autograder.pipeline.exchange.exchange_collect`, and ``python -m
 autograder collect`` for LMS downloads) add to one file, ``grading/refused_handins.json``, a
 record per refused hand-in keyed by where it was found, so that collecting again does not list a
 hand-in twice. ``export`` lists live problems only: once a hand-in of a student is taken for

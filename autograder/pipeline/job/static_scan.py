@@ -3,7 +3,7 @@
 The kernel run that nbgrader does executes the hidden tests in the student's own kernel,
 after the student's top-level code: a patched ``torch.allclose`` or an IPython input
 transformer that drops ``assert`` lines passes every test there. The clean re-run
-(:mod:`autograder.pipeline.clean_rerun`) is what takes such points back; this scan only
+(:mod:`autograder.pipeline.job.clean_rerun`) is what takes such points back; this scan only
 reads the code (``ast``, nothing runs) and names the suspicious constructs, so that the
 instructor sees why a submission was flagged and why its two runs differ.
 """

@@ -16,7 +16,7 @@ import stat
 from pathlib import Path
 
 from autograder.course.paths import TIMESTAMP_FILE
-from autograder.pipeline.handins import RefusedHandin, kind_of, safe_name
+from autograder.pipeline.exchange.handins import RefusedHandin, kind_of, safe_name
 
 SECRET_FILE = "submission_secret.txt"
 # What both submits write; read as nbgrader's fetch_feedback reads it (the whole file, no whitespace

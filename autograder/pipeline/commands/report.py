@@ -1,7 +1,7 @@
 """``report``: the class at a glance, as one self-contained HTML page (figures inlined as PNG, with alt text).
 
-Who is counted where is decided once, in :mod:`autograder.pipeline.report_counts`; the charts and
-their descriptions are drawn in :mod:`autograder.pipeline.report_charts`. This module lays out the page.
+Who is counted where is decided once, in :mod:`autograder.pipeline.commands.report_counts`; the charts and
+their descriptions are drawn in :mod:`autograder.pipeline.commands.report_charts`. This module lays out the page.
 """
 
 import html
@@ -11,9 +11,9 @@ from pathlib import Path
 import pandas as pd
 
 from autograder.course.course import Course
-from autograder.pipeline.report_charts import failure_heatmap, image_html, score_histogram, students
-from autograder.pipeline.report_counts import EVERY_TEST, NOT_GRADED, NOT_YET, ClassCounts, Why, class_counts
-from autograder.pipeline.results import Status, SubmissionResult, load_results
+from autograder.pipeline.commands.report_charts import failure_heatmap, image_html, score_histogram, students
+from autograder.pipeline.commands.report_counts import EVERY_TEST, NOT_GRADED, NOT_YET, ClassCounts, Why, class_counts
+from autograder.pipeline.storage.results import Status, SubmissionResult, load_results
 
 STYLE = (
     "body{font-family:sans-serif;margin:2em} table{border-collapse:collapse} "

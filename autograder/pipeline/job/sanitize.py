@@ -1,4 +1,4 @@
-"""``sanitize``: repair what makes nbgrader fail or mis-grade, and say what was repaired.
+"""Repair what makes nbgrader fail or mis-grade, and say what was repaired (``grade`` and ``sanitize`` both do).
 
 Reference is the *release* notebook (what the student was given): a deleted test cell
 comes back in its release form, and nbgrader's autograde then puts the hidden tests back
@@ -16,23 +16,14 @@ from the gradebook as for every other test cell. Repairs, in this order:
 5. a locked cell (a test) whose text was edited gets its release text back (autograde would
    restore it silently; here the edit is at least reported);
 6. a graded cell that was deleted is inserted again after its predecessor.
-
-:func:`sanitize_submissions` checks every submission of the course (a notebook handed in under a
-copy's name too, as ``grade`` takes it: :mod:`autograder.pipeline.handin_names`) and counts what
-it checked, so that a run that finds nothing to repair says so.
 """
 
 import copy
-from dataclasses import dataclass, field
-from pathlib import Path
 
-import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_raw_cell
 
-from autograder.course.course import Course
 from autograder.course.notebooks import grade_id, is_student_cell, nbgrader_meta
-from autograder.pipeline.handin_names import find_notebooks
 from tfcourse.check import DEFINED
 
 NEW_CELL = {"code": new_code_cell, "markdown": new_markdown_cell, "raw": new_raw_cell}
@@ -127,62 +118,3 @@ def sanitize_notebook(student: NotebookNode, release: NotebookNode) -> tuple[Not
         seen.add(name)
         repairs.append(f"deleted cell {name!r} restored from the release")
     return notebook, repairs
-
-
-def sanitize_file(path: Path, release: NotebookNode, write: bool) -> list[str]:
-    """Repairs needed by the notebook at ``path``; with ``write`` the repaired notebook replaces it."""
-    notebook, repairs = sanitize_notebook(nbformat.read(path, as_version=4), release)
-    if write and repairs:
-        nbformat.write(notebook, path)
-    return repairs
-
-
-@dataclass
-class SanitizeRun:
-    """What ``sanitize`` found, a line per finding, and what it checked."""
-
-    lines: list[str] = field(default_factory=list)
-    notebooks: int = 0
-    students: set[str] = field(default_factory=set)
-    to_repair: int = 0  # notebooks that need a repair (with ``write``: that were repaired)
-    unreadable: int = 0
-
-    def summary(self, write: bool) -> str:
-        checked = f"checked {self.notebooks} notebooks of {len(self.students)} students"
-        found = []
-        if self.to_repair and write:
-            found.append(f"repaired {self.to_repair}")
-        elif self.to_repair:
-            found.append(f"{self.to_repair} need repairs (--write applies them; grade repairs its own copy)")
-        if self.unreadable:
-            found.append(f"{self.unreadable} unreadable (grade reports them)")
-        return f"{checked}: {'; '.join(found) or 'nothing to repair'}"
-
-
-def sanitize_submissions(
-    course: Course, assignments: list[str], students: list[str] | None = None, write: bool = False
-) -> SanitizeRun:
-    """Check (with ``write``, repair) the submitted notebook of each student and assignment against its release."""
-    run = SanitizeRun()
-    submitted = course.grading.submitted()
-    for assignment in assignments:  # one notebook per assignment, named like it
-        release = nbformat.read(course.release_notebook(assignment), as_version=4)
-        for folder in sorted(path for path in submitted.glob(f"*/{assignment}") if path.is_dir()):
-            student = folder.parent.name
-            if students and student not in students:
-                continue
-            files = find_notebooks(folder, [assignment])
-            run.lines += [f"{student:20s} {assignment}: {note}" for note in files.notes()]
-            if assignment not in files.taken:
-                continue
-            run.notebooks += 1
-            run.students.add(student)
-            try:
-                repairs = sanitize_file(folder / files.taken[assignment], release, write=write)
-            except Exception as error:  # report it and go on with the others
-                run.lines.append(f"{student:20s} {assignment}: unreadable ({type(error).__name__})")
-                run.unreadable += 1
-                continue
-            run.to_repair += bool(repairs)
-            run.lines += [f"{student:20s} {assignment}: {repair}" for repair in repairs]
-    return run

@@ -40,7 +40,7 @@ from autograder.course.notebooks import HIDDEN_TESTS, edition, grade_id, is_grad
 from autograder.course.paths import SUBMISSION_MARKS
 from autograder.course.settings import RELEASE_DIRECTORY, SOURCE_DIRECTORY
 from autograder.pipeline.feedback_text import CLEAN_RERUN, ENGLISH_WORDS, page_language, words
-from autograder.pipeline.results import Status, SubmissionResult, load_results
+from autograder.pipeline.storage.results import Status, SubmissionResult, load_results
 from tfcourse.language import EDITIONS, ENGLISH
 
 DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)

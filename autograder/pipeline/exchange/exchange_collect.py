@@ -8,14 +8,14 @@ cannot parse. This class replaces it through nbgrader's ``ExchangeFactory.collec
 :func:`autograder.course.settings.configure`), so formgrader's *Collect* button and ``nbgrader
 collect`` both use it:
 
-- every hand-in is copied by :func:`autograder.pipeline.handins.copy_handin`: plain files and
+- every hand-in is copied by :func:`autograder.pipeline.exchange.handins.copy_handin`: plain files and
   folders only, within the instructor's limits, and (``owner_must_match``, on the hub) every
   inode owned by the account of the student the folder names;
 - its time is the server's (the latest change time in the hand-in), written to the collected
   ``timestamp.txt`` in place of the student's;
 - one without a well-formed ``submission_secret.txt`` (its feedback page could not be named), or
   with a folder named ``timestamp.txt`` or like a notebook, is refused
-  (:func:`autograder.pipeline.submission_marks.check_handin_marks`);
+  (:func:`autograder.pipeline.exchange.submission_marks.check_handin_marks`);
 - the latest hand-in that passes counts: a refused one never replaces an earlier good one;
 - what one student can cost is bounded: only their newest ``max_handins`` hand-ins (by the
   server's change time) are looked at, the older ones refused in one line; each is measured
@@ -44,7 +44,7 @@ from nbgrader.utils import check_mode
 from traitlets import Bool, Int, Unicode
 
 from autograder.course.paths import TIMESTAMP_FILE
-from autograder.pipeline.handins import (
+from autograder.pipeline.exchange.handins import (
     MAX_BYTES,
     MAX_FILES,
     HandinCopy,
@@ -54,8 +54,8 @@ from autograder.pipeline.handins import (
     measure_handin,
     safe_name,
 )
-from autograder.pipeline.refusals import Refusal, record_refusals
-from autograder.pipeline.submission_marks import check_handin_marks
+from autograder.pipeline.exchange.submission_marks import check_handin_marks
+from autograder.pipeline.storage.refusals import Refusal, record_refusals
 
 MAX_HANDINS = 20  # a student's hand-ins of one assignment that one collect looks at (the newest)
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)

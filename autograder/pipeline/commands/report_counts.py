@@ -23,7 +23,7 @@ from enum import StrEnum
 import pandas as pd
 
 from autograder.course.course import Course
-from autograder.pipeline.results import Status, SubmissionResult
+from autograder.pipeline.storage.results import Status, SubmissionResult
 
 NOT_YET = "not yet handed in"
 NOT_GRADED = "not graded yet"

@@ -9,7 +9,7 @@ is downloaded again each time; and ``--student`` is ignored, so nobody can be co
 it. :class:`SafeNgshareCollect` replaces it through nbgrader's ``ExchangeFactory.collect``
 (:func:`autograder.course.settings.configure` picks it where the hub's exchange is ngshare), so
 formgrader's *Collect* button and ``nbgrader collect`` both use it. It is the filesystem
-exchange's collect (:class:`~autograder.pipeline.exchange_collect.SafeExchangeCollect`, whose
+exchange's collect (:class:`~autograder.pipeline.exchange.exchange_collect.SafeExchangeCollect`, whose
 steps it inherits) reading from ngshare's API instead of the exchange folder:
 
 - each submission is checked whole before a byte of it is written (:func:`checked_files`):
@@ -36,9 +36,15 @@ from nbgrader.utils import parse_utc
 from ngshare_exchange.collect import ExchangeCollect as NgshareCollect
 
 from autograder.course.paths import SUBMISSION_MARKS, TIMESTAMP_FILE
-from autograder.pipeline.exchange_collect import DISK_FULL, TIME_FORMAT, Accepted, Candidate, SafeExchangeCollect
-from autograder.pipeline.handins import MAX_DEPTH, HandinCopy, HandinLimits, RefusedHandin, safe_name
-from autograder.pipeline.refusals import Refusal
+from autograder.pipeline.exchange.exchange_collect import (
+    DISK_FULL,
+    TIME_FORMAT,
+    Accepted,
+    Candidate,
+    SafeExchangeCollect,
+)
+from autograder.pipeline.exchange.handins import MAX_DEPTH, HandinCopy, HandinLimits, RefusedHandin, safe_name
+from autograder.pipeline.storage.refusals import Refusal
 
 
 @dataclass
@@ -85,7 +91,7 @@ def checked_files(files: object, limits: HandinLimits) -> dict[PurePosixPath, by
     Refused (:class:`RefusedHandin`, naming the entry and the rule) if any path leaves the hand-in
     or is given twice, a path is both a file and a folder, a folder stands where nbgrader reads a
     file (the submission's marks and the notebooks at the top), or the hand-in has more files and
-    folders, or more bytes, than ``limits`` allow (counted as :func:`~autograder.pipeline.handins.copy_handin`
+    folders, or more bytes, than ``limits`` allow (counted as :func:`~autograder.pipeline.exchange.handins.copy_handin`
     counts them: every file and folder below the top; each file's bytes).
     """
     if not isinstance(files, list):

@@ -1,10 +1,10 @@
 """One grading job: one student's assignment, graded in isolation, as a picklable result.
 
 :func:`grade_submission` is a sequence of named steps, each in its own module: read the
-notebooks, repair and scan them (:mod:`~autograder.pipeline.submission_files`), run nbgrader's
+notebooks, repair and scan them (:mod:`~autograder.pipeline.job.submission_files`), run nbgrader's
 autograde in the student's kernel and keep the autograded copies for formgrader
-(:mod:`~autograder.pipeline.kernel_run`), re-run the graded tests cleanly, award the points and
-say why (:mod:`~autograder.pipeline.verdict`). Nothing the submission does makes it raise.
+(:mod:`~autograder.pipeline.job.kernel_run`), re-run the graded tests cleanly, award the points and
+say why (:mod:`~autograder.pipeline.job.verdict`). Nothing the submission does makes it raise.
 """
 
 import time
@@ -14,12 +14,12 @@ import nbformat
 from nbformat import NotebookNode
 
 from autograder.launch.zygote import start_together
-from autograder.pipeline import gradebook
-from autograder.pipeline.grade_job import GradeJob
-from autograder.pipeline.kernel_run import keep_autograded, kernel_run_zygotes, run_in_kernel
-from autograder.pipeline.results import Status, SubmissionResult, TestResult, folder_digest, timed
-from autograder.pipeline.submission_files import expected_notebooks, read_notebooks, repair_and_scan
-from autograder.pipeline.verdict import award, clean_rerun_zygote, rerun_cleanly, settle_status
+from autograder.pipeline.job.grade_job import GradeJob
+from autograder.pipeline.job.kernel_run import keep_autograded, kernel_run_zygotes, run_in_kernel
+from autograder.pipeline.job.submission_files import expected_notebooks, read_notebooks, repair_and_scan
+from autograder.pipeline.job.verdict import award, clean_rerun_zygote, rerun_cleanly, settle_status
+from autograder.pipeline.storage import gradebook
+from autograder.pipeline.storage.results import Status, SubmissionResult, TestResult, folder_digest, timed
 
 
 def start_zygotes(job: GradeJob, sources: dict[str, NotebookNode], phases: dict[str, float]) -> None:

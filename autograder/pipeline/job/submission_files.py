@@ -7,11 +7,12 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from autograder.pipeline import gradebook, static_scan
-from autograder.pipeline.grade_job import GradeJob
-from autograder.pipeline.handin_names import find_notebooks
-from autograder.pipeline.results import SubmissionResult
-from autograder.pipeline.sanitize import sanitize_notebook
+from autograder.pipeline.exchange.handin_names import find_notebooks
+from autograder.pipeline.job import static_scan
+from autograder.pipeline.job.grade_job import GradeJob
+from autograder.pipeline.job.sanitize import sanitize_notebook
+from autograder.pipeline.storage import gradebook
+from autograder.pipeline.storage.results import SubmissionResult
 
 
 def read_submission(path: Path) -> tuple[NotebookNode, list[str]]:
@@ -49,7 +50,7 @@ def read_notebooks(
     """The submitted notebooks that nbgrader can read, and a note for each that is missing or unreadable.
 
     A notebook handed in under a copy's name (``01_attention (1).ipynb``) is read as the notebook
-    (:mod:`~autograder.pipeline.handin_names`); ``result.files`` says which file was taken, and
+    (:mod:`~autograder.pipeline.exchange.handin_names`); ``result.files`` says which file was taken, and
     which notebook files were ignored.
     """
     notebooks: dict[str, NotebookNode] = {}

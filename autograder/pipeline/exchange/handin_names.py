@@ -17,7 +17,7 @@ A student hands in ``01_attention.ipynb``, but the file that arrives often bears
 
 The per-student prefixes of the LMS downloads (Canvas's ``<sortable name>[_LATE]_<user id>_<file
 id>_``, Moodle's ``<Full Name>_<participant id>_assignsubmission_file_``) are
-:mod:`autograder.pipeline.collect`'s business; here is the notebook's part of a name, and which
+:mod:`autograder.pipeline.commands.collect`'s business; here is the notebook's part of a name, and which
 file of a hand-in folder ``grade`` and ``sanitize`` take.
 
 Which copy is taken, when a hand-in holds several: the notebook's own name first (what nbgrader
@@ -26,7 +26,7 @@ as Canvas numbers a name that may already hold a browser's ``(N)``); between equ
 newest file. Any other name, however close (``01_attention_old.ipynb``, ``01_attention
 copy.ipynb``, another notebook's copy), is never taken, only listed. A name is a student's text:
 it is matched, never used as a path beyond the one folder, and shown through
-:func:`~autograder.pipeline.handins.safe_name`.
+:func:`~autograder.pipeline.exchange.handins.safe_name`.
 """
 
 import os
@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.pipeline.handins import safe_name
+from autograder.pipeline.exchange.handins import safe_name
 
 NOTEBOOK_SUFFIX = ".ipynb"
 # A browser's or Moodle's " (N)" (Firefox's "(N)"), then Canvas's "-N"; at most 9 digits: a number, not a payload.

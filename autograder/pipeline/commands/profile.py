@@ -1,7 +1,7 @@
 """Where a grading job's seconds go: the mean time of each phase per assignment, beside the notebook's own.
 
 Every job records the seconds of its phases in ``SubmissionResult.phases`` (see
-:mod:`autograder.pipeline.grade_submission`): starting the zygotes (only where a worker's
+:mod:`autograder.pipeline.job.grade_submission`): starting the zygotes (only where a worker's
 zygotes were not started before its first job, or one died), reading and scanning the
 submission, copying the course, nbgrader's run around the cells (``kernel: nbgrader``), the
 cells themselves (``kernel: cells``), reading the scores back, keeping the autograded copy, the
@@ -12,8 +12,8 @@ and ``autograder.benchmark`` print this table.
 from collections.abc import Iterable
 
 from autograder.course.course import Course
-from autograder.pipeline.cell_limits import load_times, sources_digest
-from autograder.pipeline.results import Status, SubmissionResult
+from autograder.pipeline.storage.reference_times import load_times, sources_digest
+from autograder.pipeline.storage.results import Status, SubmissionResult
 
 PHASES = ("zygote start", "read and scan", "course copy", "kernel: nbgrader", "kernel: cells", "read back",
           "keep autograded", "clean re-run", "merge")

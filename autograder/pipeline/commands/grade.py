@@ -1,11 +1,11 @@
 """``grade``: autograde every submission of the course, in parallel, resumably, then merge.
 
-Each submission is one job (:func:`~autograder.pipeline.grade_submission.grade_submission`)
+Each submission is one job (:func:`~autograder.pipeline.job.grade_submission.grade_submission`)
 that returns a picklable result; jobs run on any ``concurrent.futures`` executor, whose
 workers keep their zygotes from job to job, and only the calling process writes to the real
 gradebook, one result at a time. Before the students' jobs, each assignment's reference
 answers are graded once (and the times kept until its notebooks change), to give every cell
-a time limit that follows the reference (:mod:`autograder.pipeline.cell_limits`).
+a time limit that follows the reference (:mod:`autograder.pipeline.job.cell_limits`).
 """
 
 import dataclasses
@@ -27,13 +27,14 @@ from autograder.course.paths import sqlite_url
 from autograder.launch.limits import Limits
 from autograder.launch.run_folder import RunFolder, clear_left_behind, join_run
 from autograder.launch.sandbox import bwrap_available
-from autograder.pipeline import gradebook
-from autograder.pipeline.cell_limits import CellLimits, cell_seconds, load_times, save_times, sources_digest
-from autograder.pipeline.grade_job import GradeJob
-from autograder.pipeline.grade_submission import grade_submission, source_notebooks, start_zygotes, warm_up
-from autograder.pipeline.kernel_run import run_in_kernel
-from autograder.pipeline.results import Status, SubmissionResult, folder_digest, load_result, save_result, timed
-from autograder.pipeline.submission_files import expected_notebooks, read_notebooks
+from autograder.pipeline.job.cell_limits import CellLimits, cell_seconds
+from autograder.pipeline.job.grade_job import GradeJob
+from autograder.pipeline.job.grade_submission import grade_submission, source_notebooks, start_zygotes, warm_up
+from autograder.pipeline.job.kernel_run import run_in_kernel
+from autograder.pipeline.job.submission_files import expected_notebooks, read_notebooks
+from autograder.pipeline.storage import gradebook
+from autograder.pipeline.storage.reference_times import load_times, save_times, sources_digest
+from autograder.pipeline.storage.results import Status, SubmissionResult, folder_digest, load_result, save_result, timed
 
 REFERENCE_STUDENT = "reference-answers"
 log = logging.getLogger(__name__)
@@ -133,7 +134,7 @@ def grade(
 
     Already graded submissions whose files have not changed are skipped unless ``force``.
     ``sandbox=None`` uses bubblewrap when it is installed. With ``reference_times``, each cell's
-    time limit follows the reference run (see :mod:`autograder.pipeline.cell_limits`); without,
+    time limit follows the reference run (see :mod:`autograder.pipeline.job.cell_limits`); without,
     every cell gets ``limits.cell_timeout``.
     """
     limits = limits or Limits()

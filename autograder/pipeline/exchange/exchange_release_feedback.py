@@ -33,8 +33,8 @@ from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 from nbgrader.utils import notebook_hash
 
 from autograder.course.paths import TIMESTAMP_FILE
-from autograder.pipeline.handins import kind_of, safe_name
-from autograder.pipeline.submission_marks import BadMark, read_mark, read_secret
+from autograder.pipeline.exchange.handins import kind_of, safe_name
+from autograder.pipeline.exchange.submission_marks import BadMark, read_mark, read_secret
 
 SHOWN_TIME = 40  # characters of timestamp.txt shown in the log (collect writes 30)
 

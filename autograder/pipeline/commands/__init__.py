@@ -1,0 +1,1 @@
+"""What ``python -m autograder`` runs: collect, sanitize, grade, feedback, export, report."""

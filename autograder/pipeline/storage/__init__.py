@@ -1,0 +1,1 @@
+"""What grading keeps in the grading folder: results, gradebooks, refused hand-ins, reference times."""
