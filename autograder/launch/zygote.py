@@ -7,7 +7,6 @@ zygote, and the processes the lost zygote no longer supervises are found by the 
 every one of them carries in its environment (``MARKER_ENV``) and killed.
 """
 
-import multiprocessing.util
 import os
 import secrets
 import select
@@ -15,7 +14,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Iterable
@@ -199,20 +197,3 @@ def start_together(zygotes: Iterable[Zygote]) -> None:
             launched.append(zygote)
     for zygote in launched:
         zygote.wait_ready()
-
-
-_local = threading.local()
-
-
-def shared_zygote(preload: tuple[str, ...], sandbox: SandboxSpec | None = None, listen: bool = False) -> Zygote:
-    """This thread's zygote for these arguments, started at its first job and kept.
-
-    Executors run many jobs per worker process (or thread): each keeps its zygotes between jobs.
-    """
-    zygotes: dict = _local.__dict__.setdefault("zygotes", {})
-    key = (preload, sandbox, listen)
-    if key not in zygotes:
-        zygotes[key] = Zygote(preload, sandbox, listen)
-        # Runs at exit in the main process and in multiprocessing workers alike (atexit does not run there).
-        multiprocessing.util.Finalize(None, zygotes[key].close, exitpriority=10)
-    return zygotes[key]

@@ -1,4 +1,5 @@
-"""What ``grade`` does before its first job: the zygotes start side by side, while the assignment is defined."""
+"""What ``grade`` does before its first job: the zygotes start side by side, while the assignment is defined; and
+what a worker's runner keeps of them from job to job."""
 
 import subprocess
 from collections.abc import Callable
@@ -10,11 +11,14 @@ import pytest
 from nbgrader.api import Gradebook
 from sqlalchemy import text
 
+from autograder.course.course import Course
 from autograder.course.paths import sqlite_url
+from autograder.course.settings import source_notebook
 from autograder.isolated import alembic_head
 from autograder.launch.zygote import start_together
 from autograder.pipeline.commands import grade as grade_module
 from autograder.pipeline.job.grade_job import GradeJob
+from autograder.pipeline.job.runner import JobZygotes, Runner
 from autograder.pipeline.storage import gradebook
 from autograder.pipeline.storage.results import Status, SubmissionResult
 from tests.support.course import ThrowawayCourse
@@ -44,6 +48,32 @@ def test_zygotes_are_all_launched_before_any_is_waited_for() -> None:
     assert log == [("launch", "kernels"), ("launch", "nbgrader"), ("ready", "kernels"), ("ready", "nbgrader")]
     start_together(zygotes)  # type: ignore[arg-type]
     assert len(log) == 4, "a running zygote is not started again"
+
+
+def test_a_job_starts_the_clean_rerun_s_zygote_with_the_kernel_run_s_or_when_it_needs_it() -> None:
+    log: list[tuple[str, str]] = []
+    zygotes = JobZygotes(RecordingZygote("kernels", log), RecordingZygote("nbgrader", log),  # type: ignore[arg-type]
+                         {"a": RecordingZygote("clean", log)})  # type: ignore[dict-item]
+    phases: dict[str, float] = {}
+    zygotes.start(phases, clean_rerun=False)  # a job that re-runs cleanly only where the kernel run did not finish
+    assert log == [("launch", "kernels"), ("launch", "nbgrader"), ("ready", "kernels"), ("ready", "nbgrader")]
+    zygotes.start(phases, kernel_run=False)  # and then it did not
+    assert log[4:] == [("launch", "clean"), ("ready", "clean")], log
+    assert "zygote start" in phases, f"the zygotes' start is a phase of the job's: {phases}"
+
+
+def test_a_worker_s_runner_keeps_each_zygote_for_the_next_job_and_stops_them_all(tmp_path: Path) -> None:
+    runner = Runner()
+    sources = {"01_attention": nbformat.read(source_notebook("01_attention"), 4)}
+    job = GradeJob(Course(tmp_path), "01_attention", "ada", tmp_path, tmp_path)
+    first = runner.zygotes(job, sources)
+    assert runner.zygotes(job, sources) == first, "a worker's next job of the notebook runs in the same zygotes"
+    held = [first.kernels, first.nbgrader, first.clean["01_attention"]]
+    assert len(set(map(id, held))) == len(runner.held) == 3, f"the kernels', nbgrader's, the clean re-run's: {held}"
+    assert first.kernels.listen and "torch" in first.clean["01_attention"].preload
+    assert first.nbgrader.sandbox is not None and first.nbgrader.sandbox.writable == (first.kernels.scratch,)
+    runner.stop()
+    assert not runner.held and not any(zygote.scratch.exists() for zygote in held), "stopped zygotes leave no scratch"
 
 
 def test_a_new_gradebook_is_a_copy_of_the_template(throwaway_course: ThrowawayCourse, monkeypatch) -> None:

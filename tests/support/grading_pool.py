@@ -1,7 +1,7 @@
 """``grade`` for the suite's throw-away courses, on a process pool that a test worker keeps between gradings.
 
 ``grade`` runs its jobs on a ``concurrent.futures`` executor whose worker processes keep their
-zygotes (:func:`autograder.launch.zygote.shared_zygote`) from job to job; left to itself it makes a
+zygotes (:class:`autograder.pipeline.job.runner.Runner`) from job to job; left to itself it makes a
 new pool per run, whose zygotes start again (their imports take seconds of CPU per notebook: see
 docs/measurements.md). A throw-away course has no data folder, so its zygotes' sandbox is every
 other throw-away course's, and one notebook's zygotes can serve the next course that grades it. So a

@@ -1,6 +1,6 @@
 """``grade``: autograde every submission of the course, in parallel, resumably, then merge.
 
-Each submission is one job (:func:`~autograder.pipeline.job.grade_submission.grade_submission`)
+Each submission is one job (:func:`~autograder.pipeline.job.runner.grade_submission`)
 that returns a picklable result; jobs run on any ``concurrent.futures`` executor, whose
 workers keep their zygotes from job to job, and only the calling process writes to the real
 gradebook, one result at a time. Before the students' jobs, each assignment's reference
@@ -27,28 +27,15 @@ from autograder.course.paths import sqlite_url
 from autograder.launch.limits import Limits
 from autograder.launch.run_folder import RunFolder, clear_left_behind, join_run
 from autograder.launch.sandbox import bwrap_available
-from autograder.pipeline.job.cell_limits import CellLimits, cell_seconds
+from autograder.pipeline.job.cell_limits import CellLimits
 from autograder.pipeline.job.grade_job import GradeJob
-from autograder.pipeline.job.grade_submission import grade_submission, source_notebooks, start_zygotes, warm_up
-from autograder.pipeline.job.kernel_run import run_in_kernel
-from autograder.pipeline.job.submission_files import expected_notebooks, read_notebooks
+from autograder.pipeline.job.runner import grade_submission, time_reference, warm_up
 from autograder.pipeline.storage import gradebook
 from autograder.pipeline.storage.reference_times import load_times, save_times, sources_digest
 from autograder.pipeline.storage.results import Status, SubmissionResult, folder_digest, load_result, save_result, timed
 
 REFERENCE_STUDENT = "reference-answers"
 log = logging.getLogger(__name__)
-
-
-def time_reference(job: GradeJob) -> dict[str, dict[str, float]]:
-    """``{notebook: {cell key: seconds}}`` of the reference answers in ``job.submission``, run as a submission is."""
-    cells = job.cells or gradebook.grade_cells(job.template_db, job.assignment)
-    scratch = SubmissionResult(job.assignment, job.student, Status.GRADED)
-    notebooks, _ = read_notebooks(job, expected_notebooks(cells), scratch)
-    sources = source_notebooks(job, notebooks)
-    start_zygotes(job, sources, {})  # the clean re-run's too, for this worker's next jobs
-    kernel = run_in_kernel(job, notebooks, sources, {})
-    return {name: cell_seconds(notebook) for name, notebook in kernel.autograded.items()} if kernel.finished else {}
 
 
 def write_reference_submission(course: Course, assignment: str, folder: Path) -> None:

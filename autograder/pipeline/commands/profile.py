@@ -1,7 +1,7 @@
 """Where a grading job's seconds go: the mean time of each phase per assignment, beside the notebook's own.
 
 Every job records the seconds of its phases in ``SubmissionResult.phases`` (see
-:mod:`autograder.pipeline.job.grade_submission`): starting the zygotes (only where a worker's
+:mod:`autograder.pipeline.job.runner`): starting the zygotes (only where a worker's
 zygotes were not started before its first job, or one died), reading and scanning the
 submission, copying the course, nbgrader's run around the cells (``kernel: nbgrader``), the
 cells themselves (``kernel: cells``), reading the scores back, keeping the autograded copy, the

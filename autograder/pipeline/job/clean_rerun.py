@@ -10,6 +10,8 @@ student added placed where the kernel saw them (:func:`added_cells`); the rest o
 top-level code never runs, and nothing the student's kernel held reaches a test. A test the kernel
 passed but the clean re-run fails scores nothing; when a name was missing, its result says which
 line bound it and why that line was left out (:func:`autograder.pipeline.job.kept_code.explain`).
+It also scores the tests when the kernel run did not finish (a kernel that died, a job past its wall
+limit): a loop or a crash costs the tests that meet it, not the whole notebook.
 """
 
 import json
@@ -25,7 +27,10 @@ from autograder.course.notebooks import cell_key, edition, grade_id, is_answer_c
 from autograder.isolated.protocol import CleanRerunRequest, PlanCell
 from autograder.launch.limits import Limits
 from autograder.launch.zygote import Zygote
+from autograder.pipeline.job.grade_job import GradeJob
 from autograder.pipeline.job.kept_code import Omission, Stop, cell_bindings, explain, extract_definitions
+from autograder.pipeline.job.kernel_run import KernelRun
+from autograder.pipeline.storage.results import timed
 from tfcourse.hosted import edition_neutral
 
 
@@ -138,6 +143,23 @@ def clean_rerun(
     for result in results.values():
         result["explained"] = explain(result["message"], list(plan.omissions), stops, edition(student))
     return results
+
+
+def needs_clean_rerun(job: GradeJob, kernel: KernelRun) -> bool:
+    """Whether the clean re-run has something to decide: the tests' scores when the kernel run did not finish, and,
+    unless the job turns it off, whether to take back the points the kernel run gave."""
+    return not kernel.finished or (job.clean_rerun and any(kernel.scores.values()))
+
+
+def rerun_cleanly(job: GradeJob, zygotes: dict[str, Zygote], notebooks: dict[str, NotebookNode],
+                  sources: dict[str, NotebookNode], phases: dict[str, float]) -> dict[str, dict[str, dict]]:
+    """``{notebook: {grade_id: verdict}}``: each notebook's clean re-run in its started zygote of ``zygotes``."""
+    verdicts = {}
+    for name, notebook in notebooks.items():
+        cell_limits = job.cell_limits.of(name) if job.cell_limits else None
+        with timed(phases, "clean re-run"):
+            verdicts[name] = clean_rerun(notebook, sources[name], job.limits, zygotes[name], cell_limits)
+    return verdicts
 
 
 def read_results(path: Path) -> dict[str, dict]:

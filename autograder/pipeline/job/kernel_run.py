@@ -18,12 +18,11 @@ import nbformat
 from nbformat import NotebookNode
 
 from autograder.course.course import Course
-from autograder.course.notebook_code import notebook_modules
 from autograder.course.notebooks import grade_id, is_graded_test_cell, submission_edition
 from autograder.course.paths import GRADEBOOK
 from autograder.isolated.protocol import AutogradeRequest
 from autograder.launch.limits import Outcome
-from autograder.launch.zygote import SandboxSpec, Zygote, shared_zygote, start_together
+from autograder.launch.zygote import Zygote
 from autograder.pipeline.job.cell_limits import cell_seconds
 from autograder.pipeline.job.grade_job import GradeJob
 from autograder.pipeline.job.submission_files import regular_file
@@ -32,16 +31,6 @@ from autograder.pipeline.storage.results import timed
 
 STOPPED = {"KeyboardInterrupt", "CellTimeoutError", "TimeoutError", "MemoryError", "DeadKernelError"}
 MAX_OUTPUT_CHARS = 20_000  # per output, in the autograded copy kept for formgrader and feedback
-NBGRADER_PRELOAD = ("autograder.isolated.autograde_child",)  # what the autograde zygote imports once
-# And the kernel zygote, with the notebooks' own imports: what a kernel's start-up would import in
-# every forked kernel otherwise (its debugger, which loads debugpy, pdb, pydoc: 0.1-0.2 s a kernel).
-KERNEL_PRELOAD = (
-    "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell", "ipykernel.debugger",
-    "IPython.core.debugger", "IPython.core.completerlib", "IPython.core.oinspect", "pydoc", "pdb",
-)
-# Modules that a notebook's modules import lazily, on first use, in seconds. A cell stopped at its limit
-# while importing one would leave it half-initialised for every later cell: the zygotes import them up front.
-LAZY_IMPORTS = {"torch": ("torch._dynamo",)}
 
 
 @dataclass
@@ -57,11 +46,6 @@ class KernelRun:
     def finished(self) -> bool:
         return self.scores is not None and not self.outcome.timed_out
 
-def preloads(*sources: NotebookNode) -> tuple[str, ...]:
-    """What a zygote for these notebooks imports once: their own imports and what those import lazily."""
-    modules = tuple(dict.fromkeys(module for source in sources for module in notebook_modules(source)))
-    return modules + tuple(lazy for module in modules for lazy in LAZY_IMPORTS.get(module, ()))
-
 def merged_cell_limits(job: GradeJob, names: Iterable[str]) -> dict[str, float]:
     """The cell limits of the submission's notebooks, in one mapping (cell keys do not clash across them)."""
     limits: dict[str, float] = {}
@@ -69,23 +53,10 @@ def merged_cell_limits(job: GradeJob, names: Iterable[str]) -> dict[str, float]:
         limits.update(job.cell_limits.of(name) if job.cell_limits else {})
     return limits
 
-def kernel_run_zygotes(job: GradeJob, sources: dict[str, NotebookNode]) -> tuple[Zygote, Zygote]:
-    """This worker's zygotes for the kernel run of ``job``: the kernels' and nbgrader's (not started here)."""
-    readable = tuple(job.course.data_folders())
-    # Neither the kernels nor nbgrader have a network: they talk through Unix sockets in the kernels' scratch.
-    kernel_sandbox = SandboxSpec(readable) if job.sandbox else None
-    kernels = shared_zygote(KERNEL_PRELOAD + preloads(*sources.values()), kernel_sandbox, listen=True)
-    # nbgrader writes only where the kernels write, and in its own scratch: a file the student's
-    # code turns into a link to the gradebook cannot make it write there.
-    nbgrader_sandbox = SandboxSpec(readable, writable=(kernels.scratch,)) if job.sandbox else None
-    return kernels, shared_zygote(NBGRADER_PRELOAD, nbgrader_sandbox)
-
-def run_in_kernel(job: GradeJob, notebooks: dict[str, NotebookNode], sources: dict[str, NotebookNode],
+def run_in_kernel(job: GradeJob, kernels: Zygote, nbgrader: Zygote, notebooks: dict[str, NotebookNode],
                   phases: dict[str, float]) -> KernelRun:
-    """nbgrader's autograde of the notebooks, in a limited child of the nbgrader zygote; steps timed in ``phases``."""
-    kernels, nbgrader = kernel_run_zygotes(job, sources)
-    with timed(phases, "zygote start"):
-        start_together((kernels, nbgrader))
+    """nbgrader's autograde of the notebooks in a limited child of the started ``nbgrader`` zygote, its kernels forked
+    by ``kernels``; steps timed in ``phases``."""
     # The kernels see only `visible`: never the notebook nbgrader runs, into which it puts the hidden tests back.
     visible, private = kernels.job_folder(), nbgrader.job_folder()  # the kernel's folder; the course copy, gradebook
     try:

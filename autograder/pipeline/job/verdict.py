@@ -1,48 +1,15 @@
-"""The last steps of a job: the clean re-run, then each test's points and reason, and the submission's status.
-
-The clean re-run (:mod:`autograder.pipeline.job.clean_rerun`) runs in a child of a third zygote,
-without network. It takes back points the kernel run gave to tampered code, and it scores
-the tests when the kernel run did not finish (a kernel that died, a job past its wall
-limit): a loop or a crash costs the tests that meet it, not the whole notebook.
-"""
+"""The last step of a job: each test's points and reason, from the kernel run and the clean re-run, and the
+submission's status."""
 
 import re
 
-from nbformat import NotebookNode
-
-from autograder.launch.zygote import SandboxSpec, Zygote, shared_zygote
 from autograder.pipeline.feedback_text import CLEAN_RERUN
-from autograder.pipeline.job import clean_rerun
 from autograder.pipeline.job.grade_job import GradeJob
-from autograder.pipeline.job.kernel_run import KernelRun, failure_messages, preloads
-from autograder.pipeline.storage.results import Status, SubmissionResult, timed
+from autograder.pipeline.job.kernel_run import KernelRun, failure_messages
+from autograder.pipeline.storage.results import Status, SubmissionResult
 
 ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception|Interrupt)\b.*:")
 
-
-def clean_rerun_zygote(job: GradeJob, source: NotebookNode) -> Zygote:
-    """This worker's zygote for the clean re-runs of ``source``'s submissions (not started here)."""
-    return shared_zygote(preloads(source), SandboxSpec(tuple(job.course.data_folders())) if job.sandbox else None)
-
-def rerun_cleanly(job: GradeJob, notebooks: dict[str, NotebookNode], sources: dict[str, NotebookNode],
-                  kernel: KernelRun, phases: dict[str, float]) -> dict[str, dict[str, dict]]:
-    """``{notebook: {grade_id: verdict}}`` of the clean re-run, when it has something to decide.
-
-    It runs when the kernel run did not finish (then it is the only score there is), and,
-    unless the job turns it off, when the kernel run gave points that it could take back.
-    """
-    scored = kernel.finished and any(kernel.scores.values())
-    if kernel.finished and not (job.clean_rerun and scored):
-        return {}
-    verdicts = {}
-    for name, notebook in notebooks.items():
-        zygote = clean_rerun_zygote(job, sources[name])
-        with timed(phases, "zygote start"):
-            zygote.ensure_started()
-        cell_limits = job.cell_limits.of(name) if job.cell_limits else None
-        with timed(phases, "clean re-run"):
-            verdicts[name] = clean_rerun.clean_rerun(notebook, sources[name], job.limits, zygote, cell_limits)
-    return verdicts
 
 def timeout_reason(job: GradeJob, notebook: str, test: str, message: str) -> str:
     """A kernel-run failure message, with the limit a cell that timed out ran into."""
