@@ -30,9 +30,8 @@ from nbformat import NotebookNode
 from autograder.cli import use_this_environments_tools
 from autograder.course.course import Course
 from autograder.course.notebooks import fill_answers, grade_id, is_answer_cell, reference_answers
-from autograder.launch.limits import Limits
 from autograder.pipeline.commands import profile
-from autograder.pipeline.commands.grade import grade
+from autograder.pipeline.commands.grade import GradeOptions, grade
 
 CLASS_SIZE = 300
 PLAIN = "plain nbgrader autograde"
@@ -77,15 +76,14 @@ def ours(course: Course, assignment: str, jobs: int, clean_rerun: bool = True, d
     """
     start = time.monotonic()
     if not dask_workers:
-        results = grade(course, assignments=[assignment], jobs=jobs, limits=Limits(), clean_rerun=clean_rerun,
-                        progress=False)
+        results = grade(course, GradeOptions([assignment], jobs=jobs, clean_rerun=clean_rerun, progress=False))
     else:
         import distributed  # only this row needs it
 
         with distributed.LocalCluster(n_workers=dask_workers, threads_per_worker=1, dashboard_address=None) as cluster:
             with distributed.Client(cluster) as client:
-                results = grade(course, assignments=[assignment], jobs=dask_workers, limits=Limits(),
-                                executor=client.get_executor(), progress=False)
+                options = GradeOptions([assignment], jobs=dask_workers, progress=False)
+                results = grade(course, options, client.get_executor())
     one_off = time.monotonic() - start - sum(r.seconds for r in results) / max(1, dask_workers or jobs)
     header, *rows = profile.phase_table(results, profile.reference_cell_seconds(course, [assignment]))
     return [f"{header} {'one-off':>9s}", *(f"{row} {one_off:9.1f}" for row in rows)]

@@ -97,10 +97,9 @@ def run_grade(args: argparse.Namespace) -> int:
     if sandbox is None and not bwrap_available():
         log.warning("note: bubblewrap (bwrap) is not installed; student code runs without a filesystem sandbox")
     executor = dask_executor(args.scheduler) if args.scheduler else None
-    results = grade.grade(
-        args.course, assignments=args.assignment, students=args.student, jobs=args.jobs, force=args.force,
-        limits=limits, executor=executor, clean_rerun=not args.no_clean_rerun, sandbox=sandbox,
-    )
+    options = grade.GradeOptions(assignments=args.assignment, students=args.student, jobs=args.jobs, force=args.force,
+                                 limits=limits, clean_rerun=not args.no_clean_rerun, sandbox=sandbox)
+    results = grade.grade(args.course, options, executor)
     handed_in = {path.name for path in args.course.grading.submitted().glob("*/*") if path.is_dir()}
     for line in grade_summary(results, handed_in):
         log.info(line)

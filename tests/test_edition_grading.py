@@ -18,7 +18,7 @@ from nbgrader.validator import Validator
 
 from autograder.cli import main
 from autograder.course.notebooks import fill_answers, grade_id, reference_answers
-from autograder.pipeline.commands.grade import grade
+from autograder.pipeline.commands.grade import GradeOptions, grade
 from editions.release import translate
 from testbed.nbgrader_course import autograde, generate, submit
 from testbed.notebooks import read
@@ -96,7 +96,8 @@ def test_the_course_grader_grades_both_editions_the_same_and_answers_in_the_stud
     for student in ("en", "zh", "zh_wrong"):
         submit(course, ASSIGNMENT, student, notebooks[student])
     start = time.perf_counter()
-    results = {r.student: r for r in grade(course, jobs=1, limits=ONE_THREAD, progress=False)}  # one set of zygotes
+    one_set_of_zygotes = GradeOptions(jobs=1, limits=ONE_THREAD, progress=False)
+    results = {r.student: r for r in grade(course, one_set_of_zygotes)}
     TIMINGS["edition: autograder grade en + zh"] = time.perf_counter() - start
     full = sum(test.max_score for test in results["en"].tests)
     assert results["en"].score == results["zh"].score == full, {s: (r.status, r.reason) for s, r in results.items()}

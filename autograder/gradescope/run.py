@@ -22,7 +22,7 @@ from autograder.gradescope.results_json import results_json
 from autograder.launch.limits import Limits
 from autograder.launch.sandbox import bwrap_available, sandbox_command
 from autograder.pipeline.commands.feedback import Secrets
-from autograder.pipeline.commands.grade import grade, write_reference_submission
+from autograder.pipeline.commands.grade import GradeOptions, grade, write_reference_submission
 from autograder.pipeline.exchange.handin_names import find_notebooks, shown
 from autograder.pipeline.exchange.handins import MAX_BYTES
 from autograder.pipeline.storage import gradebook
@@ -84,8 +84,8 @@ def grade_one(course: Course, assignment: str, student: str, limits: Limits) -> 
         log.warning("bubblewrap cannot make its sandbox here: student code runs with limits only, and could read "
                     "the hidden tests (autograder/launch/sandbox.py)")
     result_path(course, assignment, student).unlink(missing_ok=True)
-    (result,) = grade(course, assignments=[assignment], students=[student], jobs=1, force=True, limits=limits,
-                      sandbox=sandbox, progress=False)
+    options = GradeOptions([assignment], [student], jobs=1, force=True, limits=limits, sandbox=sandbox, progress=False)
+    (result,) = grade(course, options)
     log.info("%s: %s, %g points in %.1f s (%s)", student, result.status, result.score, result.seconds, result.reason)
     return result
 

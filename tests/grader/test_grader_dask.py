@@ -3,7 +3,7 @@
 import distributed  # a pinned requirement: this test never skips
 import pytest
 
-from autograder.pipeline.commands.grade import grade
+from autograder.pipeline.commands.grade import GradeOptions, grade
 from autograder.pipeline.storage.results import Status
 from tests.grader.hostile_class import ASSIGNMENT, LIMITS, Case, release, solution, submit
 from tests.support.course import ThrowawayCourse
@@ -17,7 +17,7 @@ def test_grading_on_a_dask_cluster(throwaway_course: ThrowawayCourse) -> None:
     submit(course, Case("blank", lambda course: release()))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
         with distributed.Client(cluster) as client:
-            results = grade(course, assignments=[ASSIGNMENT], jobs=2, limits=LIMITS,
-                            executor=client.get_executor(), progress=False)
+            options = GradeOptions([ASSIGNMENT], jobs=2, limits=LIMITS, progress=False)
+            results = grade(course, options, client.get_executor())
     scores = {r.student: (r.status, r.score) for r in results}
     assert scores == {"good": (Status.GRADED, 16.0), "blank": (Status.GRADED, 0.0)}

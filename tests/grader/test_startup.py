@@ -129,7 +129,7 @@ def test_every_busy_worker_starts_its_zygotes_before_the_assignment_is_defined(
     monkeypatch.setattr(gradebook, "grade_cells", record("read cells", []))
     monkeypatch.setattr(grade_module, "time_reference", record("reference", {}))
     monkeypatch.setattr(grade_module, "grade_submission", record("job", result))
-    grade_module.grade(course, jobs=2, executor=InlineExecutor(), sandbox=False, progress=False)
+    grade_module.grade(course, grade_module.GradeOptions(jobs=2, sandbox=False, progress=False), InlineExecutor())
     warm_ups = ["warm up"] * len(students)  # two workers, but no more warm-ups than jobs
     assert log == [*warm_ups, "define", "define", "read cells", "reference", *["job"] * len(students)]
 

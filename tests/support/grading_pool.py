@@ -21,7 +21,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from autograder.course.course import Course
-from autograder.pipeline.commands.grade import grade
+from autograder.pipeline.commands.grade import GradeOptions, grade
 from autograder.pipeline.storage.results import SubmissionResult
 
 
@@ -48,9 +48,9 @@ def pool_for(jobs: int, assignments: tuple[str, ...]) -> ProcessPoolExecutor:
 
 
 def grade_on_kept_pool(course: Course, *, jobs: int, **options) -> list[SubmissionResult]:
-    """``grade(course, jobs=jobs, **options)`` on this worker's kept pool for the course's assignments."""
+    """``grade`` with ``GradeOptions(jobs=jobs, **options)`` on this worker's kept pool for the course's assignments."""
     assignments = tuple(options.get("assignments") or course.assignments())
-    return grade(course, jobs=jobs, executor=pool_for(jobs, assignments), **options)
+    return grade(course, GradeOptions(jobs=jobs, **options), pool_for(jobs, assignments))
 
 
 def shut_down() -> None:

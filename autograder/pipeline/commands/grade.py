@@ -13,6 +13,7 @@ import logging
 import os
 import tempfile
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -24,6 +25,7 @@ from autograder.course.deadlines import submitted_at
 from autograder.course.extensions import extension_of, read_extensions
 from autograder.course.notebooks import fill_answers, reference_answers
 from autograder.course.paths import sqlite_url
+from autograder.course.settings import GradeSettings
 from autograder.launch.limits import Limits
 from autograder.launch.run_folder import RunFolder, clear_left_behind, join_run
 from autograder.launch.sandbox import bwrap_available
@@ -76,115 +78,119 @@ def reference_limits(jobs: dict[str, GradeJob], course: Course, executor: Execut
     return {assignment: CellLimits.from_times(seconds, rule) for assignment, seconds in times.items()}
 
 
-def submitted_students(course: Course) -> list[str]:
-    folder = course.grading.submitted()
-    return sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+@dataclass(frozen=True)
+class GradeOptions:
+    """What a ``grade`` run grades, and how: the command's flags and the settings behind them."""
+
+    assignments: list[str] | None = None  # None: every assignment of the course
+    students: list[str] | None = None  # None: everyone who handed something in or is in the gradebook
+    jobs: int = GradeSettings.jobs.default_value  # submissions graded in parallel
+    force: bool = False  # grade again the submissions whose files have not changed since their last grading
+    limits: Limits = Limits()  # threads None: the cores shared between the parallel jobs
+    clean_rerun: bool = True  # False: the clean re-run only scores what the kernel run could not
+    sandbox: bool | None = None  # None: bubblewrap where it is installed
+    progress: bool = True
+    reference_times: bool = True  # each cell's limit follows the reference run (cell_limits.py); False: cell_timeout
 
 
-def ungraded_students(course: Course, assignments: list[str], everyone: list[str], force: bool,
-                      results: list[SubmissionResult]) -> dict[str, list[str]]:
-    """``{assignment: students to grade}``: those whose files changed since their last grading (all with ``force``).
-
-    A student with nothing submitted gets a MISSING result, appended to ``results`` and saved.
-    """
+def ungraded_students(course: Course, options: GradeOptions) -> tuple[dict[str, list[str]], list[SubmissionResult]]:
+    """``{assignment: students to grade}``: those whose files changed since their last grading (all with ``force``);
+    and, saved, a MISSING result for each of the others who submitted nothing."""
+    submitted = course.grading.submitted()
+    handed_in = {path.name for path in submitted.iterdir() if path.is_dir()} if submitted.is_dir() else set()
+    everyone = options.students or sorted(handed_in | set(gradebook.students(course.grading.gradebook)))
     to_grade: dict[str, list[str]] = {}
-    for assignment in assignments:
+    missing: list[SubmissionResult] = []
+    for assignment in options.assignments or course.assignments():
         to_grade[assignment] = []
         for student in everyone:
             folder = course.grading.submitted(student, assignment)
             previous = load_result(course, assignment, student)
-            if not force and previous is not None and previous.digest == folder_digest(folder):
+            if not options.force and previous is not None and previous.digest == folder_digest(folder):
                 continue
-            if not folder.is_dir():
-                results.append(SubmissionResult(assignment, student, Status.MISSING, "nothing submitted"))
-                save_result(course, results[-1])
-                continue
-            to_grade[assignment].append(student)
-    return to_grade
+            if folder.is_dir():
+                to_grade[assignment].append(student)
+            else:
+                missing.append(SubmissionResult(assignment, student, Status.MISSING, "nothing submitted"))
+                save_result(course, missing[-1])
+    return to_grade, missing
 
 
-def grade(
-    course: Course,
-    *,
-    assignments: list[str] | None = None,
-    students: list[str] | None = None,
-    jobs: int = 2,
-    force: bool = False,
-    limits: Limits | None = None,
-    executor: Executor | None = None,
-    clean_rerun: bool = True,
-    sandbox: bool | None = None,
-    progress: bool = True,
-    reference_times: bool = True,
-) -> list[SubmissionResult]:
-    """Grade the submissions in the course's ``grading/submitted``; returns the results of this run.
+def grading_jobs(course: Course, options: GradeOptions, to_grade: dict[str, list[str]], references: Path,
+                 executor: Executor) -> list[GradeJob]:
+    """A job per student of ``to_grade``, with its assignment's cell limits (its reference answers in ``references``).
 
-    Already graded submissions whose files have not changed are skipped unless ``force``.
-    ``sandbox=None`` uses bubblewrap when it is installed. With ``reference_times``, each cell's
-    time limit follows the reference run (see :mod:`autograder.pipeline.job.cell_limits`); without,
-    every cell gets ``limits.cell_timeout``.
+    Each worker that will have a job starts its zygotes first, in a task of its own, while this process defines
+    the assignments; then the reference answers whose kept times are stale are timed.
     """
-    limits = limits or Limits()
+    limits = options.limits
     if limits.threads is None:  # share the cores between the parallel jobs
-        limits = dataclasses.replace(limits, threads=max(1, (os.cpu_count() or 1) // max(1, jobs)))
-    sandbox = bwrap_available() if sandbox is None else sandbox
-    grading = course.grading
-    real_db = grading.gradebook
-    real_db.parent.mkdir(parents=True, exist_ok=True)
-    everyone = students or sorted(set(submitted_students(course)) | set(gradebook.students(real_db)))
-    results: list[SubmissionResult] = []
+        limits = dataclasses.replace(limits, threads=max(1, (os.cpu_count() or 1) // max(1, options.jobs)))
+    sandbox = bwrap_available() if options.sandbox is None else options.sandbox
+    base = {a: GradeJob(course, a, REFERENCE_STUDENT, references / a, gradebook.template_path(course, a), limits,
+                        options.clean_rerun, sandbox) for a in to_grade}
+    first = next((a for a, names in to_grade.items() if names), None)
+    busy_workers = min(max(1, options.jobs), sum(len(names) for names in to_grade.values()))
+    for _ in range(busy_workers if first else 0):  # their zygotes start while this process defines
+        executor.submit(warm_up, base[first])  # a failure only leaves it to the worker's first job
+    jobs: list[GradeJob] = []
+    reference_jobs: dict[str, GradeJob] = {}
+    for assignment, names in to_grade.items():
+        template_db = gradebook.template_gradebook(course, assignment)
+        gradebook.ensure_defined(course, assignment)
+        job = dataclasses.replace(base[assignment], cells=tuple(gradebook.grade_cells(template_db, assignment)))
+        jobs += [dataclasses.replace(job, student=name, submission=course.grading.submitted(name, assignment))
+                 for name in names]
+        if names and options.reference_times:
+            write_reference_submission(course, assignment, job.submission)
+            reference_jobs[assignment] = job
+    cell_limits = reference_limits(reference_jobs, course, executor)
+    return [dataclasses.replace(job, cell_limits=cell_limits.get(job.assignment)) for job in jobs]
+
+
+def merged_results(course: Course, futures: dict[Future, GradeJob], progress: bool) -> list[SubmissionResult]:
+    """Each job's result as it comes (a grader's failure: CRASHED), merged into the real gradebook and saved."""
+    due_dates = course.due_dates()
+    extensions = read_extensions(course.root, course.assignments(), due_dates)
+    results = []
+    # One session on the real gradebook for the whole run: each merge commits on its own.
+    with Gradebook(sqlite_url(course.grading.gradebook)) as real:
+        for future in tqdm(as_completed(futures), total=len(futures), desc="grading", disable=not progress):
+            job = futures[future]
+            try:
+                result = future.result()
+            except Exception as error:  # a grader failure must not stop the others
+                result = SubmissionResult(job.assignment, job.student, Status.CRASHED,
+                                          f"grader error: {type(error).__name__}: {error}",
+                                          digest=folder_digest(job.submission))
+            with timed(result.phases, "merge"):
+                extension = extension_of(job.student, job.assignment, due_dates, extensions)
+                gradebook.merge(real, result, submitted_at(job.submission), extension)
+            save_result(course, result)
+            results.append(result)
+    return results
+
+
+def grade(course: Course, options: GradeOptions = GradeOptions(), executor: Executor | None = None
+          ) -> list[SubmissionResult]:
+    """Grade the submissions in the course's ``grading/submitted`` on ``executor`` (None: a process pool of
+    ``options.jobs``); the results of this run."""
+    course.grading.gradebook.parent.mkdir(parents=True, exist_ok=True)
     report_cleared(clear_left_behind())
     run = RunFolder()
     own_executor = executor is None
-    executor = executor or ProcessPoolExecutor(max_workers=max(1, jobs), initializer=join_run,
+    executor = executor or ProcessPoolExecutor(max_workers=max(1, options.jobs), initializer=join_run,
                                                initargs=(os.getpid(), run.path))
     try:
-        with tempfile.TemporaryDirectory(prefix="reference-", dir=run.path) as references_folder:
-            to_grade = ungraded_students(course, assignments or course.assignments(), everyone, force, results)
-            base_jobs = {a: GradeJob(course, a, REFERENCE_STUDENT, Path(references_folder) / a,
-                                     gradebook.template_path(course, a), limits, clean_rerun, sandbox)
-                         for a in to_grade}
-            first = next((a for a, names in to_grade.items() if names), None)
-            busy_workers = min(max(1, jobs), sum(len(names) for names in to_grade.values()))
-            for _ in range(busy_workers if first else 0):  # their zygotes start while this process defines
-                executor.submit(warm_up, base_jobs[first])  # a failure only leaves it to the worker's first job
-            grading_jobs: list[GradeJob] = []
-            references: dict[str, GradeJob] = {}
-            for assignment, names in to_grade.items():
-                template_db = gradebook.template_gradebook(course, assignment)
-                gradebook.ensure_defined(course, assignment)
-                cells = tuple(gradebook.grade_cells(template_db, assignment))
-                job = dataclasses.replace(base_jobs[assignment], cells=cells)
-                grading_jobs += [dataclasses.replace(job, student=name, submission=grading.submitted(name, assignment))
-                                 for name in names]
-                if names and reference_times:
-                    write_reference_submission(course, assignment, job.submission)
-                    references[assignment] = job
-            cell_limits = reference_limits(references, course, executor)
-            grading_jobs = [dataclasses.replace(j, cell_limits=cell_limits.get(j.assignment)) for j in grading_jobs]
-            futures: dict[Future, GradeJob] = {executor.submit(grade_submission, job): job for job in grading_jobs}
-            due_dates = course.due_dates()
-            extensions = read_extensions(course.root, course.assignments(), due_dates)
-            # One session on the real gradebook for the whole run: each merge commits on its own.
-            with Gradebook(sqlite_url(real_db)) as real:
-                for future in tqdm(as_completed(futures), total=len(futures), desc="grading", disable=not progress):
-                    job = futures[future]
-                    try:
-                        result = future.result()
-                    except Exception as error:  # a grader failure must not stop the others
-                        result = SubmissionResult(job.assignment, job.student, Status.CRASHED,
-                                                  f"grader error: {type(error).__name__}: {error}",
-                                                  digest=folder_digest(job.submission))
-                    with timed(result.phases, "merge"):
-                        extension = extension_of(job.student, job.assignment, due_dates, extensions)
-                        gradebook.merge(real, result, submitted_at(job.submission), extension)
-                    save_result(course, result)
-                    results.append(result)
+        with tempfile.TemporaryDirectory(prefix="reference-", dir=run.path) as references:
+            to_grade, missing = ungraded_students(course, options)
+            jobs = grading_jobs(course, options, to_grade, Path(references), executor)
+            return missing + merged_results(course, {executor.submit(grade_submission, j): j for j in jobs},
+                                            options.progress)
     finally:
         if own_executor:
             executor.shutdown()
         run.close()
-    return results
 
 
 def report_cleared(folders: list[Path]) -> None:
