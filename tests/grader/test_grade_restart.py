@@ -24,7 +24,7 @@ from nbgrader.api import Gradebook
 
 from autograder.course.course import Course
 from autograder.pipeline.storage.gradebook import sqlite_url
-from autograder.pipeline.storage.results import load_result, results_directory
+from autograder.pipeline.storage.results import load_result
 from tests.grader.hostile_class import ASSIGNMENT, CASES, points_per_test, submit
 from tests.support.course import ThrowawayCourse
 
@@ -44,7 +44,7 @@ def kill_after_first_result(course: Course, environment: dict[str, str]) -> list
     started = time.monotonic()
     process = subprocess.Popen(grade_command(course), cwd=course.root, start_new_session=True, env=environment,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    results = results_directory(course) / ASSIGNMENT
+    results = course.grading.results() / ASSIGNMENT
     descendants: list[psutil.Process] = []
     try:
         while not (results.is_dir() and any(results.glob("*.json"))):
@@ -111,7 +111,7 @@ def test_grade_killed_mid_run_and_started_again_counts_each_student_once(
     assert len(left_behind) == 1, f"the killed run should leave its one run folder, found {left_behind}"
     left = {p: p.read_bytes() for p in course.grading.submitted().rglob("*") if p.is_file()}
     assert left == handed_in, "the killed grade changed a hand-in or left its working files among them"
-    saved = sorted(p.stem for p in (results_directory(course) / ASSIGNMENT).glob("*.json"))
+    saved = sorted(p.stem for p in (course.grading.results() / ASSIGNMENT).glob("*.json"))
     assert saved == ["blank"], f"the kill should fall after blank's result and before good's; saved: {saved}"
 
     rerun = subprocess.run(grade_command(course), cwd=course.root, capture_output=True, text=True, timeout=600,

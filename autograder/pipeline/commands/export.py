@@ -1,40 +1,12 @@
 """``export``: one CSV row per student and assignment, with a status and every test's result.
 
-nbgrader's own export shows a missing notebook, an unreadable one and a real zero all as
-0.0; here the ``status`` and ``reason`` columns say which, the per-test columns say where
-the points went (and a ``<notebook>:<test> why`` column, why a test lost its points: its
-failure, the time limit it ran into, the clean re-run's verdict), and the written answers'
-manual scores come from the gradebook. The
-``submitted``, ``due`` and ``late by`` columns say when nbgrader received the submission (its
-``timestamp.txt``: the server's time, which collect writes), the student's own due date (``due_dates.csv``,
-or their row of ``extensions.csv``)
-and how late it was (``seconds late`` for sorting); nbgrader's late-submission penalty is left at
-zero: lateness is marked, and the instructor decides. The
-``extra_credit`` column holds the points of the optional exercises' tests (grade ids
-``extra_credit_*``), which count in the totals and in no maximum: ``autograded_max`` and the LMS
-files' points possible leave them out, so a student can pass full marks. The
-``feedback`` column says whether the student's feedback is ``written``, ``held (flagged)``
-until the instructor releases it, ``released``, not written yet (``none``), or not to be written
-as nothing was handed in (``missing``). The ``files`` column names a notebook taken under a
-copy's name (``01_attention (1).ipynb``) and the notebook files ``grade`` ignored. Once
-``similarity`` has run, ``closest match``, ``closest match score`` and ``closest match z`` name
-the student whose submission of the notebook lies furthest above the class's pairs (by z-score), and
-``reference score`` and ``reference z`` how close the submission lies to the published reference answers,
-measured the same way.
-Once collect has refused a hand-in (a link, another account's files, over the limits: see
-:mod:`autograder.pipeline.exchange.exchange_collect`), a ``refused`` column lists each refusal still open
-(none superseded by a hand-in taken since) with its time and reason (the newest three, each cut at
-200 characters, and how many more), and a student whose every hand-in was refused gets a row of
-status ``missing`` that says so.
-
-Written answers not graded by hand yet are never a silent total: ``total`` holds the points
-given so far, ``points pending`` the points of the written answers still to grade and
-``written pending`` their cells; an LMS format (:mod:`autograder.lms`) leaves such a grade out.
-``--format NAME`` writes what an LMS imports instead, one module of :mod:`autograder.lms` each.
-
-Every file is written by :func:`autograder.pipeline.commands.csv_cells.write_csv`: a text cell that a
-spreadsheet would run as a formula (``=HYPERLINK(...)`` as a student's exception's name) gets a
-``'`` before it.
+Where nbgrader's own export shows a missing notebook, an unreadable one and a real zero all as 0.0, the
+``status`` and ``reason`` columns say which, and each test has its points and a ``why``; lateness (nbgrader's
+penalty left at zero), extra credit, the feedback's state, the files taken, the similarity report's closest
+match and the refusals still open have columns of their own, and written answers not graded yet are never
+a silent total. What each column holds: docs/instructors.md (export) and docs/running-a-class.md (refused
+hand-ins). ``--format NAME`` writes what an LMS imports instead (:mod:`autograder.lms`); every file goes
+through :func:`~autograder.pipeline.commands.csv_cells.write_csv`.
 """
 
 from pathlib import Path

@@ -1,27 +1,13 @@
-"""``sanitize``: check (with ``--write``, repair) every submission of the course against its release.
-
-The repairs are the job's own (:mod:`autograder.pipeline.job.sanitize`); a notebook handed in under a copy's
-name is taken as ``grade`` takes it (:mod:`autograder.pipeline.exchange.handin_names`). What was checked is
-counted, so that a run that finds nothing to repair says so.
-"""
+"""``sanitize``: check (with ``--write``, repair) every submission against its release, with the job's own repairs
+(:mod:`autograder.pipeline.job.sanitize`), each notebook taken as ``grade`` takes it; counting what it checked."""
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import nbformat
-from nbformat import NotebookNode
 
 from autograder.course.course import Course
 from autograder.pipeline.exchange.handin_names import find_notebooks
 from autograder.pipeline.job.sanitize import sanitize_notebook
-
-
-def sanitize_file(path: Path, release: NotebookNode, write: bool) -> list[str]:
-    """Repairs needed by the notebook at ``path``; with ``write`` the repaired notebook replaces it."""
-    notebook, repairs = sanitize_notebook(nbformat.read(path, as_version=4), release)
-    if write and repairs:
-        nbformat.write(notebook, path)
-    return repairs
 
 
 @dataclass
@@ -64,8 +50,11 @@ def sanitize_submissions(
                 continue
             run.notebooks += 1
             run.students.add(student)
+            path = folder / files.taken[assignment]
             try:
-                repairs = sanitize_file(folder / files.taken[assignment], release, write=write)
+                notebook, repairs = sanitize_notebook(nbformat.read(path, as_version=4), release)
+                if write and repairs:
+                    nbformat.write(notebook, path)
             except Exception as error:  # report it and go on with the others
                 run.lines.append(f"{student:20s} {assignment}: unreadable ({type(error).__name__})")
                 run.unreadable += 1

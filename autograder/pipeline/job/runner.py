@@ -1,13 +1,8 @@
 """One worker's job runner: it owns the worker's zygotes and runs each job's steps in them.
 
-A job runs in three zygotes (:mod:`autograder.isolated.zygote_server`), processes that import once what
-their children need: the kernels' (ipykernel and the notebook's own modules, sandboxed, taking jobs from
-nbgrader's kernel stubs), nbgrader's (its autograde) and the clean re-run's (the notebook's modules,
-sandboxed, without network). :class:`Runner` starts them, keeps them from job to job (an executor runs
-many jobs per worker process or thread) and stops them when the worker ends; each step gets the zygotes
-it runs in. The steps, in order: read and scan (:mod:`.submission_files`), the kernel run
-(:mod:`.kernel_run`), the clean re-run (:mod:`.clean_rerun`), the verdict (:mod:`.verdict`). Nothing the
-submission does makes a job raise.
+:class:`Runner` starts the three zygotes a job runs in (the kernels', nbgrader's, the clean re-run's:
+docs/maintainers.md, the grader's phases), keeps them from job to job (an executor runs many jobs per
+worker process or thread) and stops them when the worker ends; each step gets the zygotes it runs in.
 """
 
 import multiprocessing.util

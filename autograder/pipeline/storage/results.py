@@ -85,12 +85,8 @@ def timed(phases: dict[str, float], name: str) -> Iterator[None]:
         phases[name] = phases.get(name, 0.0) + time.monotonic() - start
 
 
-def results_directory(course: Course) -> Path:
-    return course.grading.results()
-
-
 def result_path(course: Course, assignment: str, student: str) -> Path:
-    return results_directory(course) / assignment / f"{student}.json"
+    return course.grading.results() / assignment / f"{student}.json"
 
 
 def save_result(course: Course, result: SubmissionResult) -> Path:
@@ -106,8 +102,7 @@ def load_result(course: Course, assignment: str, student: str) -> SubmissionResu
 
 
 def load_results(course: Course) -> list[SubmissionResult]:
-    folder = results_directory(course)
-    return [SubmissionResult.from_json(p.read_text()) for p in sorted(folder.glob("*/*.json"))]
+    return [SubmissionResult.from_json(p.read_text()) for p in sorted(course.grading.results().glob("*/*.json"))]
 
 
 def folder_digest(folder: Path) -> str:
