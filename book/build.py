@@ -58,7 +58,7 @@ from autograder.course.notebooks import (
 from book.accessible import accessible_html
 from book.alt_text import set_alt_text
 from book.words import EN, LANGUAGES, Words, link_to_other_language, other
-from editions.release import release_notebook, translate
+from editions.release import edition_notebook, translate
 from editions.translations import load
 from tfcourse import hosted
 from tfcourse.language import EDITION_VARIABLE
@@ -151,7 +151,7 @@ class Page:
     @property
     def student_notebook(self) -> str:
         """The student notebook's path, in the site (from the page) and in the repository alike."""
-        return release_notebook(self.language, self.assignment, Path()).as_posix()
+        return edition_notebook(self.language, self.assignment, Path()).as_posix()
 
 
 def reader_copy(source: NotebookNode) -> NotebookNode:
@@ -281,7 +281,7 @@ def translated(reader: NotebookNode, source: NotebookNode, assignment: str, lang
     if language == EN.language:
         return reader
     copied = translate(reader, source, load(language, assignment), language, True)
-    where = release_notebook(language, assignment, Path()).as_posix()
+    where = edition_notebook(language, assignment, Path()).as_posix()
     hosted.stamp(copied, where, hosted.release_version(), edition=language)  # this edition's links and setup cell
     return copied
 
@@ -323,7 +323,7 @@ def build(
     output.mkdir(parents=True)
     sites = {language: LANGUAGES[language] for language in languages}
 
-    releases = [release_notebook(language, a, COURSE.root) for language in languages for a in assignments]
+    releases = [edition_notebook(language, a, COURSE.root) for language in languages for a in assignments]
     missing = [str(path) for path in releases if not path.is_file()]
     if missing:
         raise FileNotFoundError(f"student notebooks missing (make release): {missing}")
@@ -347,7 +347,7 @@ def build(
                 (folder / page.file_name).write_text(html_pages[language])
                 student = folder / page.student_notebook
                 student.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(release_notebook(language, assignment, COURSE.root), student)
+                shutil.copyfile(edition_notebook(language, assignment, COURSE.root), student)
             print(f"{assignment}: {figures} figures, executed in {seconds:.1f} s, {len(sites)} languages", flush=True)
 
     exporters = {language: ReaderExporter(language_code=language) for language in languages}

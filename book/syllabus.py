@@ -45,7 +45,7 @@ from autograder.course.notebooks import (
     nbgrader_meta,
     solution_code,
 )
-from editions.release import release_notebook
+from editions.release import edition_notebook
 from editions.translations import interface
 from tfcourse import hosted
 from tfcourse.registry import editions, source, translated
@@ -158,7 +158,7 @@ def read_notebook(assignment: str) -> Notebook:
         assignment=assignment,
         titles={
             source(): title(settings.source_notebook(assignment)),
-            **{code: title(release_notebook(code, assignment)) for code in translated()},
+            **{code: title(edition_notebook(code, assignment)) for code in translated()},
         },
         autograded=sum(points(c) for c in graded if is_graded_test_cell(c) and not is_extra_credit(grade_id(c))),
         written=sum(points(c) for c in graded if is_student_cell(c) and not is_extra_credit(grade_id(c))),

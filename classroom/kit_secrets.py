@@ -25,7 +25,7 @@ from autograder.course.hidden_messages import translate_hidden_tests
 from autograder.course.notebooks import HIDDEN_TESTS, grade_id, is_student_cell, reference_answers
 from autograder.course.settings import assignment_ids, source_notebook
 from autograder.pipeline.commands.feedback import SHORTEST_SECRET
-from editions.release import release_notebook
+from editions.release import edition_notebook
 from editions.translations import load
 from tfcourse.registry import editions, translated
 
@@ -70,7 +70,7 @@ def secret_blocks(root: Path) -> Iterable[str]:
 
 def release_runs(root: Path) -> set[Run]:
     """Every run of up to ``RUN`` lines of the release notebooks' cells, in every edition: public anyway."""
-    paths = [release_notebook(language, a, root) for language in editions() for a in assignment_ids(root)]
+    paths = [edition_notebook(language, a, root) for language in editions() for a in assignment_ids(root)]
     shown: set[Run] = set()
     for path in paths:
         for cell in nbformat.read(path, as_version=4).cells:

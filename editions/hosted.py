@@ -7,7 +7,7 @@ Release-time code, beside the editions' release: the students' package only hold
 import nbformat
 
 from autograder.course import settings
-from editions.release import release_notebook
+from editions.release import edition_notebook
 from tfcourse import hosted
 
 
@@ -17,7 +17,7 @@ def main() -> int:
     version = hosted.release_version()
 
     def release_path(name: str, edition: str) -> str:
-        return release_notebook(edition, name).relative_to(settings.REPO_ROOT).as_posix()  # English's included
+        return edition_notebook(edition, name).relative_to(settings.REPO_ROOT).as_posix()  # English's included
 
     readme = settings.REPO_ROOT / "README.md"
     table = hosted.readme_with_links(readme.read_text(encoding="utf-8"), version, release_path)

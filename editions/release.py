@@ -24,8 +24,9 @@ from tfcourse import hosted
 from tfcourse.registry import editions
 
 
-def release_notebook(language: str, assignment: str, root: Path = settings.REPO_ROOT) -> Path:
-    return root / editions()[language].release / assignment / f"{assignment}.ipynb"
+def edition_notebook(language: str, assignment: str, root: Path = settings.REPO_ROOT) -> Path:
+    """The student notebook of ``assignment`` in the edition ``language``'s release (English's included)."""
+    return settings.release_notebook(assignment, root, editions()[language].release)
 
 
 def current(translations: dict[str, Translation], cell_id: str, english: str) -> str | None:
@@ -66,7 +67,7 @@ def translated_release(language: str, assignment: str, root: Path = settings.REP
     release = nbformat.read(settings.release_notebook(assignment, root), as_version=4)
     source = nbformat.read(settings.source_notebook(assignment, root), as_version=4)
     translated = translate(release, source, load(language, assignment), language)
-    where = release_notebook(language, assignment, root).relative_to(root).as_posix()
+    where = edition_notebook(language, assignment, root).relative_to(root).as_posix()
     hosted.stamp(translated, where, hosted.release_version())
     return translated
 
@@ -81,7 +82,7 @@ def write_release(language: str, root: Path = settings.REPO_ROOT) -> list[tuple[
     written = []
     folder = root / editions()[language].release
     for assignment in settings.assignment_ids(root):
-        path = release_notebook(language, assignment, root)
+        path = edition_notebook(language, assignment, root)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(serialised(translated_release(language, assignment, root)), encoding="utf-8")
         source = nbformat.read(settings.source_notebook(assignment, root), as_version=4)

@@ -26,7 +26,7 @@ from bs4 import BeautifulSoup
 from autograder.course import settings
 from autograder.course.notebooks import HIDDEN_TESTS, is_answer_cell, is_graded_test_cell, solution_code
 from autograder.course.settings import REPO_ROOT
-from editions.release import release_notebook
+from editions.release import edition_notebook
 from testbed.lab import chromium_executable
 from testbed.notebooks import code_lines, read, without_hidden_tests
 from tests.browser.axe import AXE_SCRIPT, audit, blocking, summary
@@ -174,7 +174,7 @@ def test_each_chinese_page_links_to_its_chinese_student_notebook(book: Path, ass
     link = parsed(book, f"zh/{assignment}.html").select_one("a.student-notebook")
     expected = f"notebooks_zh/{assignment}/{assignment}.ipynb"
     assert link is not None and link["href"] == expected
-    assert (book / "zh" / expected).read_bytes() == release_notebook("zh", assignment).read_bytes()
+    assert (book / "zh" / expected).read_bytes() == edition_notebook("zh", assignment).read_bytes()
 
 
 def test_every_figure_has_alt_text_that_says_what_it_shows_in_the_page_language(book: Path, assignment: str):

@@ -23,7 +23,7 @@ from nbclient import NotebookClient
 
 from autograder.course import settings
 from autograder.course.notebooks import fill_answers, reference_answers
-from editions.release import release_notebook
+from editions.release import edition_notebook
 from testbed.notebooks import read
 from tests.support.editors import colab
 from tfcourse.check import CHECK_CALL, COLAB_TIMEOUT_S, Failure, exercises, find_notebook, outcome
@@ -69,7 +69,7 @@ def kernel_environment(monkeypatch):
 
 def test_every_release_ends_with_the_check_cell_and_its_exercises_carry_points():
     for assignment in settings.assignment_ids():
-        for path in (settings.release_notebook(assignment), release_notebook("zh", assignment)):
+        for path in (settings.release_notebook(assignment), edition_notebook("zh", assignment)):
             notebook = read(path)
             assert notebook.cells[-1].source == f'tfcourse.check_notebook("{assignment}")', path
             found = exercises(notebook.cells)
@@ -123,7 +123,7 @@ def test_check_cell_in_a_kernel_found_by_name_english(tmp_path, kernel_environme
 
 
 def test_check_cell_in_a_kernel_found_by_session_path_chinese(tmp_path, kernel_environment):
-    notebook = answered(read(release_notebook("zh", ASSIGNMENT)), half=True)
+    notebook = answered(read(edition_notebook("zh", ASSIGNMENT)), half=True)
     # causal_mask put right after its tests ran: the check runs those tests again, and only those
     fixed = reference_answers(read(settings.source_notebook(ASSIGNMENT)))["causal_mask"]
     notebook.cells.insert(len(notebook.cells) - 1, nbformat.v4.new_code_cell(fixed))
@@ -157,7 +157,7 @@ def colab_kernel(kernel_environment, tmp_path):
 @pytest.mark.parametrize("edition, words", [("en", ("passed", "failed: ", "not attempted")),
                                             ("zh", ("通过", "未通过：", "未尝试"))])
 def test_check_cell_on_colab_reads_the_notebook_colab_sends(colab_kernel, edition, words):
-    release = english_release() if edition == "en" else read(release_notebook(edition, ASSIGNMENT))
+    release = english_release() if edition == "en" else read(edition_notebook(edition, ASSIGNMENT))
     notebook = colab(answered(release, half=True))  # as Colab's frontend holds it: its own metadata added
     reply = {"data": {"ipynb": json.loads(nbformat.writes(notebook))}}  # the frontend's colab_reply
     (colab_kernel.parent / "reply.json").write_text(json.dumps(reply), encoding="utf-8")

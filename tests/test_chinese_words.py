@@ -41,7 +41,7 @@ import yaml
 from autograder.course.notebooks import fill_answers, reference_answers
 from autograder.course.settings import REPO_ROOT, release_notebook, source_notebook
 from editions.messages import package_messages
-from editions.release import release_notebook as translated_release
+from editions.release import edition_notebook as translated_release
 from testbed.variants import VARIANTS
 from tests.support.inprocess import CellOutcome, InProcessNotebook
 from tfcourse.agnews import CLEANING_EXAMPLES, SAMPLE_DIR, read_ag_news

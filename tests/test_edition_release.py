@@ -5,13 +5,13 @@ import nbformat
 from autograder.course import settings
 from autograder.course.notebooks import edition, is_student_cell
 from editions import checks
-from editions.release import release_notebook, serialised, translate, translated_release
+from editions.release import edition_notebook, serialised, translate, translated_release
 from testbed.notebooks import read
 from tests.support.editions import LANGUAGE, SAMPLE_ASSIGNMENT, translations_with_sample
 
 
 def test_the_chinese_release_is_what_make_release_writes(assignment: str):
-    committed = release_notebook(LANGUAGE, assignment)
+    committed = edition_notebook(LANGUAGE, assignment)
     assert committed.is_file(), f"{committed} is missing: run `make release`"
     fresh = serialised(translated_release(LANGUAGE, assignment))
     assert committed.read_text(encoding="utf-8") == fresh, f"{committed} is out of date: run `make release`"
@@ -19,7 +19,7 @@ def test_the_chinese_release_is_what_make_release_writes(assignment: str):
 
 def test_the_chinese_release_has_the_english_release_code_to_the_character(assignment: str):
     english = read(settings.release_notebook(assignment))
-    chinese = read(release_notebook(LANGUAGE, assignment))
+    chinese = read(edition_notebook(LANGUAGE, assignment))
     assert edition(chinese) == LANGUAGE and edition(english) == "en"
     assert not checks.release_differences(english, chinese)
 

@@ -16,7 +16,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from autograder.course import settings
 from autograder.course.notebooks import edition
 from autograder.pipeline.job import clean_rerun, static_scan
-from editions.release import release_notebook as release_notebook_path
+from editions.release import edition_notebook as release_notebook_path
 from tfcourse import hosted, registry
 from tfcourse.project import repository_url
 

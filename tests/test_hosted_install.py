@@ -16,7 +16,7 @@ import pytest
 
 from autograder.course import settings
 from benchmarks.compat import bare_environment, course_wheel, errors, run, run_hosted, with_answers
-from editions.release import release_notebook
+from editions.release import edition_notebook
 from tfcourse import hosted
 
 pytestmark = pytest.mark.slow
@@ -50,7 +50,7 @@ def test_a_notebook_installs_the_course_and_passes_its_visible_tests_on_a_bare_h
     subprocess.run([python, "-m", "pip", "uninstall", "--quiet", "--yes", "tfcourse"], capture_output=True, timeout=120)
     importable = subprocess.run([python, "-c", "import tfcourse"], capture_output=True, timeout=60, cwd=tmp_path)
     assert importable.returncode != 0, "the course is still importable in the bare environment"
-    release = settings.release_notebook(notebook) if edition == "en" else release_notebook(edition, notebook)
+    release = settings.release_notebook(notebook) if edition == "en" else edition_notebook(edition, notebook)
     torch_before = torch_version(python)
     ran, seconds = run_hosted(python, wheel, with_answers(release, notebook), tmp_path)
     print(f"\n{edition} {notebook}: setup cell {seconds:.1f} s (course installed from {wheel.name})")

@@ -40,7 +40,7 @@ from autograder.pipeline.commands.feedback import SHORTEST_SECRET
 from classroom import student_kit
 from classroom.kit_secrets import KitLeak, refuse_leaks
 from classroom.provision import course_files
-from editions.release import release_notebook as edition_notebook
+from editions.release import edition_notebook
 from editions.translations import load
 from testbed.notebooks import answer_cells, read
 from tests.conftest import TIMINGS

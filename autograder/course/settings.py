@@ -142,8 +142,9 @@ def source_notebook(assignment_id: str, root: Path = REPO_ROOT) -> Path:
     return root / SOURCE_DIRECTORY / assignment_id / f"{assignment_id}.ipynb"
 
 
-def release_notebook(assignment_id: str, root: Path = REPO_ROOT) -> Path:
-    return root / RELEASE_DIRECTORY / assignment_id / f"{assignment_id}.ipynb"
+def release_notebook(assignment_id: str, root: Path = REPO_ROOT, release: str = RELEASE_DIRECTORY) -> Path:
+    """The student notebook of ``assignment_id`` in the release folder ``release`` (a translated edition's: its own)."""
+    return root / release / assignment_id / f"{assignment_id}.ipynb"
 
 
 def configure(c: Config, root: Path, grading_directory: str = GRADING_DIRECTORY) -> Config:
