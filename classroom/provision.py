@@ -62,7 +62,7 @@ RUNTIME_PARTS = (
     # The settings layout.py reads (the course id): their declarations and the course's nbgrader_config.py.
     "autograder/course/__init__.py", "autograder/course/settings.py", "autograder/course/paths.py",
     "nbgrader_config.py",
-    "classroom/kernel_ports.py",  # a dead kernel restarts on new ports where another process took one of its own
+    "classroom/kernel_ports.py",  # a kernel restarts on new ports, and one that does not answer is restarted
 )
 # The exchange's course folder and its parts: root:instructors, so that no student can create,
 # rename or replace them (before a release or after); nbgrader's own modes for a group-shared
@@ -78,7 +78,8 @@ STUDENT_SERVER_EXTENSIONS = {
     "nbgrader.server_extensions.validate_assignment": True,
     "classroom.due_dates_view": True,  # ~/DUE_DATES.md, kept up to date from the hub student-view service
 }
-# A student's kernel manager: a kernel restarts on new ports where one of its own was taken (classroom/kernel_ports.py).
+# A student's kernel manager: a kernel restarts on new ports, and one that does not answer is restarted
+# (classroom/kernel_ports.py).
 STUDENT_KERNEL_MANAGER = {
     "MappingKernelManager": {"kernel_manager_class": "classroom.kernel_ports.FreshPortsKernelManager"}
 }

@@ -15,10 +15,11 @@ hands it in), and fetches feedback in Chinese, graded in the same class. 01 was 
 and C have an extension to next month, D one of two hours: A and D see theirs in ``~/DUE_DATES.md``,
 each in their language, and the export's ``late by`` counts from them.
 From inside each student's own server (a kernel running as that user), nobody reads what is not
-theirs. Under make hub's default limits, A's kernel allocating 3 GiB is stopped, alone, and says why; B's
-kernel, A's server and the hub run on. A second hub with culling at test speed stops C's idle kernel, then
-C's idle server, and C's file stays. Screenshots of each step go to ``build/browser-artifacts/hub/``; the
-steps' seconds to ``timings.json`` beside them.
+theirs. Under make hub's default limits, A's kernel allocating 3 GiB is stopped, alone, and says why, and
+its next cell runs though B's kernel took every port it had; B's kernel, A's server and the hub run on. A
+second hub with culling at test speed stops C's idle kernel, then C's idle server, and C's file stays.
+Screenshots of each step go to ``build/browser-artifacts/hub/``; the steps' seconds to ``timings.json`` beside
+them.
 
 It creates system users and runs the hub as root (LocalProcessSpawner): elsewhere it skips.
 """
@@ -511,9 +512,9 @@ def kernel_url(hub: Hub, user: str, kernel: str) -> str:
     return f"ws://127.0.0.1:{hub.port}/user/{user}/api/kernels/{kernel}/channels"
 
 
-def until_the_kernel_dies(hub: Hub, user: str, kernel: str, code: str, timeout: float = 180) -> str:
+def until_the_kernel_dies(hub: Hub, user: str, token: str, kernel: str, code: str, timeout: float = 180) -> str:
     """Run ``code`` in the kernel; what its server said of it: "restarting" (it died), "dead", or "idle" (it lived)."""
-    authorization = [f"Authorization: token {hub.token}"]
+    authorization = [f"Authorization: token {token}"]
     deadline = time.monotonic() + timeout
     connection = websocket.create_connection(kernel_url(hub, user, kernel), header=authorization, timeout=timeout)
     try:
@@ -529,7 +530,7 @@ def until_the_kernel_dies(hub: Hub, user: str, kernel: str, code: str, timeout: 
         connection.close()
 
 
-def until_the_kernel_answers(hub: Hub, user: str, kernel: str, timeout: float = 120) -> None:
+def until_the_kernel_answers(hub: Hub, user: str, token: str, kernel: str, timeout: float) -> None:
     """As JupyterLab does once a kernel restarted: a new channel, a kernel_info request, and wait for its reply.
 
     A kernel killed mid-cell stays "busy" in its server's books until the new kernel's first status message, and
@@ -538,9 +539,10 @@ def until_the_kernel_answers(hub: Hub, user: str, kernel: str, timeout: float = 
     out-of-memory restart); the kernel_info reply comes on the shell channel, which needs no subscription.
     jupyter_client restarts on the dead kernel's ports; when another process took one meanwhile, the kernel was
     dropped or hung alive and silent (tests/classroom/test_kernel_ports.py): student servers restart it on new
-    ports instead (classroom/kernel_ports.py). A restart that still fails fails here with the hub's log.
+    ports, and wait for it to answer (classroom/kernel_ports.py). A restart that still fails fails here with the
+    hub's log.
     """
-    deadline, authorization = time.monotonic() + timeout, [f"Authorization: token {hub.token}"]
+    deadline, authorization = time.monotonic() + timeout, [f"Authorization: token {token}"]
     try:
         connection = websocket.create_connection(kernel_url(hub, user, kernel), header=authorization, timeout=timeout)
     except websocket.WebSocketException as error:  # the server refused the channel: the kernel is gone
@@ -564,23 +566,77 @@ def limits_line(hub: Hub) -> str:
     return lines[0] if lines else "the hub logged no line about per-student limits"
 
 
+# In a kernel of B's, a thread: each of the given ports (A's kernel's) bound and held the moment it is free, as a
+# process of another student's that watches them would (``/proc/net/tcp`` shows every user's); ``taken`` lists them.
+# SO_REUSEADDR, as ZeroMQ binds: the dead kernel's closed connections keep its ports in TIME_WAIT for a minute.
+TAKE_PORTS_WHEN_FREE = """\
+import socket, threading, time
+taken, takers = [], []
+def take_when_free(ports, seconds):
+    deadline, left = time.monotonic() + seconds, set(ports)
+    while left and time.monotonic() < deadline:
+        for port in sorted(left):
+            taker = socket.socket()
+            taker.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                taker.bind(("127.0.0.1", port))
+                taker.listen(1)
+            except OSError:
+                taker.close()
+                continue
+            takers.append(taker)
+            taken.append(port)
+            left.discard(port)
+        time.sleep(0.005)
+threading.Thread(target=take_when_free, args=({ports!r}, {seconds}), daemon=True).start()
+"""
+NEXT_CELL = 90  # s from a kernel's death to its answer: the restarter's 3 s, a kernel's start, and a lost race's 60
+
+
+def kernel_ports(user: str, kernel: str) -> list[int]:
+    """The ports of ``user``'s kernel ``kernel``: those of the connection file its command names (read as root)."""
+    for process in processes_of(user):
+        try:
+            command = process.cmdline()
+        except psutil.Error:
+            continue
+        files = [part for part in command if part.endswith(f"kernel-{kernel}.json")]
+        if files:
+            info = json.loads(Path(files[0]).read_text())
+            return sorted(info[name] for name in ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port"))
+    raise AssertionError(f"no process of {user}'s runs the kernel {kernel}")
+
+
 def test_past_the_memory_limit_a_student_loses_only_their_own_kernel(class_run: ClassRun) -> None:
-    """make hub's default limits (2 GiB, 1 CPU a student): A's kernel allocates 3 GiB and is stopped; A's next cell
-    says why, and so does the hub's log; B's kernel keeps its variables, A's server and the hub run on."""
+    """make hub's default limits (2 GiB, 1 CPU a student): A's kernel allocates 3 GiB and is stopped; a kernel of B's
+    takes every port A's kernel had the moment each is free; A's next cell, sent with A's own token, runs within
+    NEXT_CELL seconds of the kill and says why, and so does the hub's log; B's kernel keeps its variables, A's server
+    and the hub run on."""
     hub = class_run.hub
     if "limits are off" in limits_line(hub) or "per-student limits:" not in limits_line(hub):
         pytest.skip(limits_line(hub))
     started = time.monotonic()
+    ada_token = hub.request(f"hub/api/users/{ADA}/tokens", method="POST", body={"note": "memory limit"})["token"]
     bob = hub.request(f"user/{BOB}/api/kernels", method="POST", body={"name": "python3"})["id"]
     ada = hub.request(f"user/{ADA}/api/kernels", method="POST", body={"name": "python3"})["id"]
     try:
         execute(kernel_url(hub, BOB, bob), hub.token, "kept = list(range(10))", timeout=120)
-        state = until_the_kernel_dies(hub, ADA, ada, "chunks = [b'x' * 2**26 for _ in range(48)]  # 3 GiB")
+        ports = kernel_ports(ADA, ada)
+        execute(kernel_url(hub, BOB, bob), hub.token, TAKE_PORTS_WHEN_FREE.format(ports=ports, seconds=300), 60)
+        state = until_the_kernel_dies(hub, ADA, ada_token, ada, "chunks = [b'x' * 2**26 for _ in range(48)]  # 3 GiB")
         assert state == "restarting", f"A's kernel allocating 3 GiB past a 2 GiB limit ended {state!r}"
-        until_the_kernel_answers(hub, ADA, ada)
-        told = execute(kernel_url(hub, ADA, ada), hub.token, "print('after')", timeout=120)
+        died = time.monotonic()
+        until_the_kernel_answers(hub, ADA, ada_token, ada, timeout=NEXT_CELL)
+        left = max(1.0, died + NEXT_CELL - time.monotonic())
+        told = execute(kernel_url(hub, ADA, ada), ada_token, "print('after')", timeout=left)
+        answered = round(time.monotonic() - died, 1)
         assert "A kernel of yours was stopped by the machine" in told and "2.0 GiB" in told, f"A was not told: {told!r}"
         assert "after" in told.splitlines(), told
+        taken = execute(kernel_url(hub, BOB, bob), hub.token, "print(sorted(taken))", timeout=60)
+        assert taken == f"{ports}\n", (
+            f"B's kernel took {taken.strip()} of the ports A's killed kernel had, {ports}: A's restart on new ports "
+            "was not put to the test (another process holds one, or B's thread failed)"
+        )
         assert execute(kernel_url(hub, BOB, bob), hub.token, "print(sum(kept))", timeout=120) == "45\n"
         assert hub.process.poll() is None and hub.request("hub/api/")["version"]
         assert hub.user(ADA)["server"], "A's server should outlive A's kernel (the largest process is stopped)"
@@ -591,7 +647,9 @@ def test_past_the_memory_limit_a_student_loses_only_their_own_kernel(class_run: 
     finally:
         for user, kernel in ((BOB, bob), (ADA, ada)):
             hub.request(f"user/{user}/api/kernels/{kernel}", method="DELETE")
-    class_run.seconds["memory limit: A's kernel stopped, B's kept"] = round(time.monotonic() - started, 1)
+    class_run.seconds[f"memory limit: A's kernel stopped, B's kept; A's next cell {answered} s after the kill"] = round(
+        time.monotonic() - started, 1
+    )
 
 
 def test_an_idle_server_is_culled_and_the_student_s_work_kept(class_run: ClassRun, artifacts: Path, monkeypatch):
