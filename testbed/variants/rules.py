@@ -288,3 +288,17 @@ RULES += [
     *_rules(GPT, "causal_attention", ("in `q`'s dtype and on `q`'s device", "causal_attention_dtype_device",
                                       "float32_result")),
 ]
+
+# Issue 51, the last pieces: generate's promises.
+RULES += [
+    *_rules(
+        GPT,
+        "generate",
+        ("on `prompt`'s device", "generate_shape", "output_preallocated_on_the_default_device"),
+        ("the prompt followed by the new tokens", "generate_shape", "returns_only_the_new_tokens"),
+        ("Choose and sample in float32, whatever the model's dtype", "generate_top_k", "samples_in_the_model_dtype"),
+        ("Choose and sample in float32, whatever the model's dtype", "generate_top_k", "divides_before_the_cast"),
+        ("taking every random number from `generator`", "generate_cache", "generator_ignored"),
+        ("Both must give the same tokens for the same seed", "generate_cache", "first_position_logits"),
+    ),
+]
