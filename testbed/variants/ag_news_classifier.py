@@ -417,6 +417,12 @@ VARIANTS = [
             "        x = self.positions(self.embedding(ids)) * math.sqrt(self.d_model)  # (B, L, D)\n",
         ),
     ),
+    mutant(
+        "classifier",
+        "embeddings_cast_to_float32",  # right under autocast, where they are float32 anyway; a bfloat16 model fails
+        ("x = self.embedding(ids) * math.sqrt", "x = self.embedding(ids).float() * math.sqrt"),
+        spares=("classifier_structure", "classifier_init", "classifier_values", "classifier_padding"),
+    ),
     # --- TransformerClassifier: other correct answers ---
     alternative(
         "classifier",

@@ -52,6 +52,12 @@ VARIANTS = [
         (FFN_HIDDEN, "hidden = F.dropout(torch.relu(self.linear1(x)), self.dropout.p)"),
     ),
     mutant("ffn", "linears_without_bias", ("nn.Linear(d_model, d_ff)", "nn.Linear(d_model, d_ff, bias=False)")),
+    mutant(
+        "ffn",
+        "relu_in_float32",  # a float32 hidden layer meets a bfloat16 linear2
+        (FFN_HIDDEN, "hidden = self.dropout(torch.relu(self.linear1(x).float()))"),
+        spares=("ffn_shapes", "ffn_dropout"),
+    ),
     # --- PositionwiseFeedForward: other correct answers ---
     alternative(
         "ffn",

@@ -523,6 +523,51 @@ VARIANTS = [
         (TOP_K_FILL, 'last = torch.full_like(last, float("-inf")).scatter(-1, top.indices, top.values)'),
         spares=("generate_shape", "generate_cache", "generate_greedy", "generate_keeps_mode"),
     ),
+    mutant(
+        "generate",
+        "samples_in_the_model_dtype",  # a bfloat16 model's logits divided, cut and softmaxed in bfloat16
+        ("last = logits[:, -1].float()", "last = logits[:, -1]"),
+        spares=("generate_shape", "generate_cache", "generate_greedy", "generate_keeps_mode"),
+    ),
+    mutant(
+        "generate",
+        "divides_before_the_cast",  # float32 from the softmax on, but the division by the temperature rounds
+        ("last = logits[:, -1].float()", "last = logits[:, -1]"),
+        (DIVIDE, "last = (last / temperature).float()"),
+        spares=("generate_shape", "generate_cache", "generate_greedy", "generate_keeps_mode"),
+    ),
+    mutant(
+        "generate",
+        "returns_only_the_new_tokens",
+        ("    return sequence\n", "    return sequence[:, prompt.size(1) :]\n"),
+    ),
+    mutant(
+        "generate",
+        "output_preallocated_on_the_default_device",
+        source="""
+        def generate(model, prompt, max_new_tokens, temperature=1.0, top_k=None, use_cache=True, generator=None):
+            batch, start = prompt.shape
+            sequence = torch.zeros(batch, start + max_new_tokens, dtype=torch.long)  # no device=: the default one
+            sequence[:, :start] = prompt
+            caches = None
+            with torch.no_grad():
+                for t in range(start, start + max_new_tokens):
+                    if use_cache:
+                        logits, caches = model(sequence[:, :t] if caches is None else sequence[:, t - 1 : t], caches)
+                    else:
+                        logits, _ = model(sequence[:, :t])
+                    last = logits[:, -1].float()  # (B, V)
+                    if temperature == 0:
+                        sequence[:, t] = last.argmax(dim=-1)
+                        continue
+                    last = last / temperature
+                    if top_k is not None:
+                        last = last.masked_fill(last < last.topk(top_k, dim=-1).values[:, -1:], float("-inf"))
+                    sequence[:, t] = torch.multinomial(last.softmax(dim=-1), 1, generator=generator)[:, 0]
+            return sequence
+        """,
+        spares=("generate_cache", "generate_greedy", "generate_top_k", "generate_keeps_mode"),
+    ),
     # --- generate: other correct answers ---
     alternative(
         "generate",

@@ -13,6 +13,15 @@ SPLIT_VIEW = (
 )
 
 MERGE_TRANSPOSE = "    x = x.transpose(1, 2)  # (B, L, H, Dh), not contiguous\n"
+# merge_heads filling a new tensor head by head: right with dtype=x.dtype and device=x.device, wrong without either.
+MERGE_BY_HEAD = """
+def merge_heads(x):
+    batch, num_heads, length, d_head = x.shape
+    merged = torch.zeros(batch, length, num_heads * d_head{options})  # (B, L, D)
+    for h in range(num_heads):
+        merged[:, :, h * d_head : (h + 1) * d_head] = x[:, h]
+    return merged
+"""
 
 MHA_CHECK = (
     "        if d_model % num_heads != 0:\n"
@@ -83,6 +92,18 @@ VARIANTS = [
             return torch.stack(x.chunk(num_heads, dim=-1), dim=1)
         """,
     ),
+    mutant(
+        "split_heads",
+        "casts_to_float32",  # a no-op on float32 input, so still a view there; a copy in float32 for bfloat16
+        ("x = x.view(batch,", "x = x.float().view(batch,"),
+        spares=("split_heads_shapes", "split_heads_indivisible", "split_heads_view"),
+    ),
+    mutant(
+        "split_heads",
+        "features_gathered_with_an_index",  # head h's features picked by an index made on the default device
+        ("x = x.view(batch, length, num_heads, d_head)", "x = x[..., torch.arange(d_model).view(num_heads, d_head)]"),
+        spares=("split_heads_shapes", "split_heads_indivisible"),
+    ),
     # --- split_heads: other correct answers ---
     alternative(
         "split_heads",
@@ -118,6 +139,18 @@ VARIANTS = [
     mutant("merge_heads", "no_transpose", (MERGE_TRANSPOSE, "")),
     mutant("merge_heads", "head_index_fastest", ("x.transpose(1, 2)", "x.permute(0, 2, 3, 1)")),
     mutant("merge_heads", "transpose_last_two_axes", ("x.transpose(1, 2)", "x.transpose(-2, -1)")),
+    mutant(
+        "merge_heads",
+        "output_made_in_float32",
+        source=MERGE_BY_HEAD.format(options=", device=x.device"),
+        spares=("merge_heads_shapes", "merge_heads_non_contiguous"),
+    ),
+    mutant(
+        "merge_heads",
+        "output_made_on_the_default_device",
+        source=MERGE_BY_HEAD.format(options=", dtype=x.dtype"),
+        spares=("merge_heads_shapes", "merge_heads_non_contiguous"),
+    ),
     # --- merge_heads: other correct answers ---
     alternative(
         "merge_heads",
