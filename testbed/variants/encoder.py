@@ -191,7 +191,6 @@ VARIANTS = [
             "            x = self.norm2(y + self.dropout2(self.ffn(x)))\n",
         ),
     ),
-    # --- EncoderLayer: other correct answers ---
     mutant(
         "encoder_layer",
         "default_mask_on_the_default_device",
@@ -202,6 +201,7 @@ VARIANTS = [
             "        if self.norm_first:  # Pre-LN",
         ),
     ),
+    # --- EncoderLayer: other correct answers ---
     alternative(
         "encoder_layer",
         "drops_a_mask_that_blocks_nothing",  # reads the mask's data: cannot run on the meta device
