@@ -38,19 +38,12 @@ from autograder.similarity.classes import flatten_classes, known_classes
 from autograder.similarity.deadcode import strip
 from autograder.similarity.equivalences import equivalences
 from autograder.similarity.loops import comprehensions
-from autograder.similarity.signatures import Signatures, bind_calls
+from autograder.similarity.signatures import Signatures, bind_calls, parse
 from autograder.similarity.spellings import SIGNATURES, respell
 from autograder.similarity.trees import children, walk
 
 Helpers = dict[str, ast.FunctionDef]
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-
-
-def parse(code: str) -> ast.Module | None:
-    try:
-        return ast.parse(code)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
 
 
 def canonical(
