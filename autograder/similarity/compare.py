@@ -439,14 +439,17 @@ def save(course: Course, results: list[AssignmentSimilarity], top: int = 200) ->
     return path
 
 
+def last_run(course: Course) -> dict[str, dict]:
+    """The last run's results per assignment, as :func:`save` wrote them; empty when there was none."""
+    path = results_path(course)
+    return json.loads(path.read_text())["assignments"] if path.exists() else {}
+
+
 def reference_closeness(course: Course) -> dict[tuple[str, str], dict]:
     """``{(assignment, student): {"score", "z"}}``: each hand-in against the published reference, from the last run
     (``z`` None in a class too small to rank); empty when there was none."""
-    path = results_path(course)
-    if not path.exists():
-        return {}
-    kept = json.loads(path.read_text())["assignments"]
-    return {(a, student): match for a, result in kept.items() for student, match in result.get("reference", {}).items()}
+    return {(a, student): match for a, result in last_run(course).items()
+            for student, match in result.get("reference", {}).items()}
 
 
 def closest_matches(course: Course) -> dict[tuple[str, str], dict]:
@@ -455,16 +458,12 @@ def closest_matches(course: Course) -> dict[tuple[str, str], dict]:
     In a class too small to rank (:attr:`AssignmentSimilarity.too_small`) a z-score measures nothing, so
     ``z`` is None there.
     """
-    path = results_path(course)
-    if not path.exists():
-        return {}
-    kept = json.loads(path.read_text())["assignments"]
     return {
         (assignment, student): {
             "match": pair["second"] if pair["first"] == student else pair["first"],
             "score": round(pair["score"], 3),
             "z": None if result.get("too_small") else round(pair["z"], 1),
         }
-        for assignment, result in kept.items()
+        for assignment, result in last_run(course).items()
         for student, pair in result["closest"].items()
     }
