@@ -178,11 +178,13 @@ class AssignmentSimilarity:
         if self.too_small:
             alike = np.flatnonzero(self.same_alone)
             return [self.pair(int(rank)) for rank in alike[np.argsort(-self.same_alone[alike], kind="stable")]]
+        return self.top(self.listed_count(self.z))
+
+    def listed_count(self, z: np.ndarray) -> int:
+        """How many of the highest of ``z`` are listed (:meth:`listed`, once the class is large enough to rank)."""
         if not self.can_tell:
-            return self.top(int(np.count_nonzero(self.z >= CEILING_SHARE * self.ceiling_z)))
-        return self.top(
-            max(int(np.count_nonzero(self.z >= LISTED_Z)), min(TOP_LISTED, int(np.count_nonzero(self.z > 0))))
-        )
+            return int(np.count_nonzero(z >= CEILING_SHARE * self.ceiling_z))
+        return max(int(np.count_nonzero(z >= LISTED_Z)), min(TOP_LISTED, int(np.count_nonzero(z > 0))))
 
     def reference_match(self, index: int) -> ReferenceMatch:
         """The ``index``-th student's closeness to the reference."""
@@ -197,12 +199,8 @@ class AssignmentSimilarity:
         reference are listed apart, :attr:`reference_copies`)."""
         if self.too_small:
             return []
-        order = [int(i) for i in np.argsort(-self.reference_z, kind="stable")]
-        if not self.can_tell:
-            return [self.reference_match(i) for i in order if self.reference_z[i] >= CEILING_SHARE * self.ceiling_z]
-        listed = int(np.count_nonzero(self.reference_z >= LISTED_Z))
-        count = max(listed, min(TOP_LISTED, int(np.count_nonzero(self.reference_z > 0))))
-        return [self.reference_match(i) for i in order[:count]]
+        order = np.argsort(-self.reference_z, kind="stable")[: self.listed_count(self.reference_z)]
+        return [self.reference_match(int(i)) for i in order]
 
     def sharing_failures(self, count: int = 10) -> list[Pair]:
         """The ``count`` pairs whose shared failures are rarest (:mod:`.behaviour`), those that share any."""
