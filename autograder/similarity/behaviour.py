@@ -15,6 +15,7 @@ out. The score is shown beside the text's; it does not change the text's ranking
 """
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -41,10 +42,7 @@ def failures_of(course: Course, assignment: str, student: str) -> frozenset[str]
 def shared_failures(failures: Sequence[frozenset[str]]) -> tuple[np.ndarray, np.ndarray]:
     """``(count[i, j], evidence[i, j])``: the failures two students share, and the sum of log(n / holders) over them."""
     students = len(failures)
-    holders: dict[str, int] = {}
-    for held in failures:
-        for failure in held:
-            holders[failure] = holders.get(failure, 0) + 1
+    holders = Counter(failure for held in failures for failure in held)
     shared = sorted(failure for failure, count in holders.items() if count >= 2)
     column = {failure: index for index, failure in enumerate(shared)}
     incidence = np.zeros((students, len(shared)))

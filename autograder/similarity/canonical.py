@@ -30,6 +30,7 @@ evaluated, which a copy does not change either; it only removes choices a copier
 import ast
 import copy
 import itertools
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -38,19 +39,12 @@ from autograder.similarity.classes import flatten_classes, known_classes
 from autograder.similarity.deadcode import strip
 from autograder.similarity.equivalences import equivalences
 from autograder.similarity.loops import comprehensions
-from autograder.similarity.signatures import Signatures, bind_calls
+from autograder.similarity.signatures import Signatures, bind_calls, parse
 from autograder.similarity.spellings import SIGNATURES, respell
 from autograder.similarity.trees import children, walk
 
 Helpers = dict[str, ast.FunctionDef]
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-
-
-def parse(code: str) -> ast.Module | None:
-    try:
-        return ast.parse(code)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
 
 
 def canonical(
@@ -475,11 +469,8 @@ def fold_one(bodies: list[list[ast.stmt]], candidates: dict[str, int], hidden: s
 
     def names_in(statement: ast.stmt) -> dict[str, int]:
         if id(statement) not in named:
-            counts: dict[str, int] = {}
-            for n in walk(statement):
-                if isinstance(n, ast.Name) and id(n) not in hidden:
-                    counts[n.id] = counts.get(n.id, 0) + 1
-            named[id(statement)] = counts
+            names = (n.id for n in walk(statement) if isinstance(n, ast.Name) and id(n) not in hidden)
+            named[id(statement)] = Counter(names)
         return named[id(statement)]
 
     def effects_of(statement: ast.stmt) -> tuple[set[str], set[str], set[str]]:

@@ -178,11 +178,13 @@ class AssignmentSimilarity:
         if self.too_small:
             alike = np.flatnonzero(self.same_alone)
             return [self.pair(int(rank)) for rank in alike[np.argsort(-self.same_alone[alike], kind="stable")]]
+        return self.top(self.listed_count(self.z))
+
+    def listed_count(self, z: np.ndarray) -> int:
+        """How many of the highest of ``z`` are listed (:meth:`listed`, once the class is large enough to rank)."""
         if not self.can_tell:
-            return self.top(int(np.count_nonzero(self.z >= CEILING_SHARE * self.ceiling_z)))
-        return self.top(
-            max(int(np.count_nonzero(self.z >= LISTED_Z)), min(TOP_LISTED, int(np.count_nonzero(self.z > 0))))
-        )
+            return int(np.count_nonzero(z >= CEILING_SHARE * self.ceiling_z))
+        return max(int(np.count_nonzero(z >= LISTED_Z)), min(TOP_LISTED, int(np.count_nonzero(z > 0))))
 
     def reference_match(self, index: int) -> ReferenceMatch:
         """The ``index``-th student's closeness to the reference."""
@@ -197,12 +199,8 @@ class AssignmentSimilarity:
         reference are listed apart, :attr:`reference_copies`)."""
         if self.too_small:
             return []
-        order = [int(i) for i in np.argsort(-self.reference_z, kind="stable")]
-        if not self.can_tell:
-            return [self.reference_match(i) for i in order if self.reference_z[i] >= CEILING_SHARE * self.ceiling_z]
-        listed = int(np.count_nonzero(self.reference_z >= LISTED_Z))
-        count = max(listed, min(TOP_LISTED, int(np.count_nonzero(self.reference_z > 0))))
-        return [self.reference_match(i) for i in order[:count]]
+        order = np.argsort(-self.reference_z, kind="stable")[: self.listed_count(self.reference_z)]
+        return [self.reference_match(int(i)) for i in order]
 
     def sharing_failures(self, count: int = 10) -> list[Pair]:
         """The ``count`` pairs whose shared failures are rarest (:mod:`.behaviour`), those that share any."""
@@ -439,14 +437,17 @@ def save(course: Course, results: list[AssignmentSimilarity], top: int = 200) ->
     return path
 
 
+def last_run(course: Course) -> dict[str, dict]:
+    """The last run's results per assignment, as :func:`save` wrote them; empty when there was none."""
+    path = results_path(course)
+    return json.loads(path.read_text())["assignments"] if path.exists() else {}
+
+
 def reference_closeness(course: Course) -> dict[tuple[str, str], dict]:
     """``{(assignment, student): {"score", "z"}}``: each hand-in against the published reference, from the last run
     (``z`` None in a class too small to rank); empty when there was none."""
-    path = results_path(course)
-    if not path.exists():
-        return {}
-    kept = json.loads(path.read_text())["assignments"]
-    return {(a, student): match for a, result in kept.items() for student, match in result.get("reference", {}).items()}
+    return {(a, student): match for a, result in last_run(course).items()
+            for student, match in result.get("reference", {}).items()}
 
 
 def closest_matches(course: Course) -> dict[tuple[str, str], dict]:
@@ -455,16 +456,12 @@ def closest_matches(course: Course) -> dict[tuple[str, str], dict]:
     In a class too small to rank (:attr:`AssignmentSimilarity.too_small`) a z-score measures nothing, so
     ``z`` is None there.
     """
-    path = results_path(course)
-    if not path.exists():
-        return {}
-    kept = json.loads(path.read_text())["assignments"]
     return {
         (assignment, student): {
             "match": pair["second"] if pair["first"] == student else pair["first"],
             "score": round(pair["score"], 3),
             "z": None if result.get("too_small") else round(pair["z"], 1),
         }
-        for assignment, result in kept.items()
+        for assignment, result in last_run(course).items()
         for student, pair in result["closest"].items()
     }

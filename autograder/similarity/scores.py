@@ -44,6 +44,7 @@ judged, so they are not the independent work it is measured against.
 
 import itertools
 import math
+from collections import Counter
 from collections.abc import Sequence
 from statistics import NormalDist
 
@@ -79,10 +80,7 @@ MIN_STUDENTS = next(n for n in itertools.count(2) if enough_students(n))  # 8 (1
 
 def rarity(sets: Sequence[set[int]]) -> dict[int, float]:
     """Each hash's weight, log(n / how many students hold it): 0 for a hash everyone holds."""
-    holders: dict[int, int] = {}
-    for hashes in sets:
-        for value in hashes:
-            holders[value] = holders.get(value, 0) + 1
+    holders = Counter(value for hashes in sets for value in hashes)
     return {value: math.log(len(sets) / count) for value, count in holders.items()}
 
 

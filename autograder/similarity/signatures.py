@@ -42,7 +42,6 @@ class Signature:
     defaults: dict[str, ast.expr] = field(default_factory=dict, hash=False)
     keyword_only: tuple[str, ...] = ()
     keyword_defaults: dict[str, ast.expr] = field(default_factory=dict, hash=False)
-    more_positional: bool = False  # *args
     more_keywords: bool = False  # **kwargs
 
 
@@ -63,7 +62,6 @@ def signature_of(function: ast.FunctionDef | ast.AsyncFunctionDef, method: bool)
         {name: value for name, value in defaults.items() if name in names},
         tuple(a.arg for a in arguments.kwonlyargs),
         keyword_defaults,
-        arguments.vararg is not None,
         arguments.kwarg is not None,
     )
 

@@ -212,21 +212,13 @@ def feedback_html(result: SubmissionResult, notebook_name: str, course: Course, 
     return SCRIPT.sub("", body)
 
 
-def feedback_folder(course: Course, result: SubmissionResult) -> Path:
-    return course.grading.feedback(result.student, result.assignment)
-
-
 def submission_key(result: SubmissionResult) -> str:
     return f"{result.student}/{result.assignment}"
 
 
-def releases_path(course: Course) -> Path:
-    return course.grading.file(RELEASES_FILE)
-
-
 def load_releases(course: Course) -> dict[str, str]:
     """``{"student/assignment": digest}`` of the flagged submissions the instructor released."""
-    path = releases_path(course)
+    path = course.grading.file(RELEASES_FILE)
     return json.loads(path.read_text()) if path.exists() else {}
 
 
@@ -253,7 +245,7 @@ def release_flagged(course: Course, selectors: Iterable[str] = (), everything: b
     for result in flagged:
         if everything or any(selects(selector, result) for selector in selectors):
             releases[submission_key(result)] = result.digest
-    path = releases_path(course)
+    path = course.grading.file(RELEASES_FILE)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(releases, indent=1, sort_keys=True))
     return [selector for selector in selectors if not any(selects(selector, r) for r in flagged)]
@@ -266,7 +258,7 @@ def feedback_state(result: SubmissionResult, releases: dict[str, str], course: C
         return "missing"
     if result.status == Status.FLAGGED:
         return "released" if is_released(result, releases) else "held (flagged)"
-    return "written" if any(feedback_folder(course, result).glob("*.html")) else "none"
+    return "written" if any(course.grading.feedback(result.student, result.assignment).glob("*.html")) else "none"
 
 
 @dataclass
@@ -286,7 +278,7 @@ def write_feedback(course: Course, students: list[str] | None = None) -> Feedbac
     for result in load_results(course):
         if students and result.student not in students:
             continue
-        folder = feedback_folder(course, result)
+        folder = course.grading.feedback(result.student, result.assignment)
         if result.status == Status.MISSING:
             shutil.rmtree(folder, ignore_errors=True)
             continue

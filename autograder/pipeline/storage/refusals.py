@@ -44,12 +44,8 @@ def marked(refusal: Refusal, kept: dict[tuple[str, str], tuple[datetime, str]]) 
     return replace(refusal, superseded=taken[0].isoformat())
 
 
-def refusals_path(grading: Path) -> Path:
-    return Path(grading) / REFUSED_FILE
-
-
 def load_refusals(grading: Path) -> list[Refusal]:
-    path = refusals_path(grading)
+    path = Path(grading) / REFUSED_FILE
     return [Refusal(**entry) for entry in json.loads(path.read_text())] if path.exists() else []
 
 
@@ -68,7 +64,7 @@ def record_refusals(
     after = [marked(entry, kept) for entry in known.values()]
     if after == before:
         return
-    path = refusals_path(grading)
+    path = Path(grading) / REFUSED_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, draft = tempfile.mkstemp(prefix=f".{REFUSED_FILE}.", dir=path.parent)
     try:
