@@ -223,6 +223,11 @@ VARIANTS = [
         (PRE_CROSS, "self.cross_attn(self.norm2(x), self.norm2(memory), self.norm2(memory), memory_mask)"),
     ),
     mutant("decoder_layer", "pre_ln_post_ln_feed_forward", (PRE_FFN, "x = self.norm3(x + self.dropout3(self.ffn(x)))")),
+    mutant(  # weights cast for the plots: the layer returns float32 weights from a bfloat16 layer
+        "decoder_layer",
+        "cross_weights_returned_in_float32",
+        ("return x, self_weights, cross_weights", "return x, self_weights, cross_weights.float()"),
+    ),
     mutant(
         "decoder_layer",
         "pre_ln_self_attention_key_not_normalised",

@@ -259,6 +259,15 @@ VARIANTS = [
         ),
         spares=("self_attention_structure", "self_attention_values", "self_attention_dtype_device"),
     ),
+    mutant(  # the cached step attends in float32 "for precision": a bfloat16 layer then fails at its projection
+        "self_attention",
+        "cached_step_in_float32",
+        (
+            CAT_K,
+            "q = q.float()\n            k = torch.cat([cache[0].float(), k.float()], dim=2)",
+        ),
+        (CAT_V, "v = torch.cat([cache[1].float(), v.float()], dim=2)"),
+    ),
     mutant(
         "self_attention",
         "projections_with_bias",
@@ -374,6 +383,16 @@ VARIANTS = [
         ),
     ),
     mutant("gpt", "caches_not_returned", (LOGITS, "return self.head(self.norm(x)), caches")),
+    mutant(  # caches handed in are widened to float32 "for precision"
+        "gpt",
+        "caches_widened_to_float32",
+        (
+            "        if caches is None:\n",
+            "        if caches is not None:\n"
+            "            caches = [tuple(t.float() for t in cache) for cache in caches]\n"
+            "        if caches is None:\n",
+        ),
+    ),
     # --- gpt: other correct answers ---
     alternative(
         "gpt",
@@ -498,6 +517,16 @@ VARIANTS = [
     ),
     mutant("generate", "gradients_on", ("    with torch.no_grad():\n", "    if True:\n")),
     mutant("generate", "no_greedy_branch", ("            if temperature == 0:\n", "            if False:\n")),
+    mutant(  # reads the caches as the GPT's list of (keys, values) and detaches them: not every model's caches are
+        "generate",
+        "caches_read_as_key_value_pairs",
+        (
+            CACHED_CALL,
+            "logits, caches = model(step_input, caches)\n"
+            "                if isinstance(caches, list):\n"
+            "                    caches = [(keys.detach(), values.detach()) for keys, values in caches]",
+        ),
+    ),
     mutant(
         "generate",
         "one_draw_for_the_whole_batch",

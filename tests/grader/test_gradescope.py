@@ -96,6 +96,9 @@ class Tree:
         seconds = time.monotonic() - start
         results = json.loads((self.root / "results" / "results.json").read_text())
         jsonschema.validate(results, SCHEMA)
+        status = results.get("extra_data", {}).get("status")
+        print(f"results.json for {sorted(files)}: {status}, {results['score']:g} of {full_marks(results):g} "
+              f"({results.get('visibility', 'visible')}), {seconds:.0f} s")  # shown by pytest -rP or -s
         return results, seconds
 
 
