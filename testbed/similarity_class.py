@@ -388,11 +388,15 @@ def disguise_all(made: SimilarityClass, source: str, families: tuple[str, ...]) 
 
 def extra_source(made: SimilarityClass, families: tuple[str, ...], rng: random.Random) -> tuple[str, dict, list]:
     """One more independent student (uniform over the pool) whose answers take every family, added to the class
-    (a class of popular answers may hold none)."""
+    (a class of popular answers may hold none); like every independent student, with a mix of answers no other
+    student of the class hands in (a draw that repeats one would plant an identical pair, not an independent one)."""
     pool = answer_pool(made.assignment)
     for _ in range(1000):
         student = f"s{len([s for s in made.answers if s.startswith('s')]):03d}"
-        made.answers[student] = independent_answers(pool, 1, rng)[0]
+        drawn = independent_answers(pool, 1, rng)[0]
+        if drawn in made.answers.values():
+            continue
+        made.answers[student] = drawn
         if found := disguise_all(made, student, families):
             made.failures[student] = failures_of(made.assignment, made.answers[student])
             return found
