@@ -14,6 +14,7 @@ import ast
 import copy
 import functools
 import random
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -364,15 +365,29 @@ def build_disguised_class(
         made.families[copier] = families
         made.source[copier] = source
         made.failures[copier] = made.failures[source]
-    own = {
-        exercise: f"{code}\ntorch.manual_seed({rng.randrange(10**6)})\n"
-        for exercise, code in made.answers[candidates[0]].items()
-    }
+    drawn = unwritten_answers(made, rng)
+    own = {exercise: f"{code}\ntorch.manual_seed({rng.randrange(10**6)})\n" for exercise, code in drawn.items()}
     made.verbatim = ("u00", "u01")
     for student in made.verbatim:
-        made.answers[student], made.failures[student] = own, made.failures[candidates[0]]
+        made.answers[student], made.failures[student] = own, failures_of(assignment, drawn)
     made.copies.add(frozenset(made.verbatim))
     return made
+
+
+def unwritten_answers(made: SimilarityClass, rng: random.Random) -> dict[str, str]:
+    """Per exercise, an answer of the pool that no student of the class hands in, drawn at random; where every one is
+    handed in, one of those the fewest hand in.
+
+    The verbatim pair's answers: two identical notebooks whose answers nobody else wrote. An independent student's
+    answers would not do: that student stays in the class, so the three hand in the same notebook (a cluster an
+    instructor reads as such, not a pair), and the other students who drew the same answers share them too.
+    """
+    chosen = {}
+    for exercise, options in answer_pool(made.assignment).items():
+        holders = Counter(answers.get(exercise) for answers in made.answers.values())
+        fewest = min(holders[answer] for answer in options)
+        chosen[exercise] = rng.choice([answer for answer in options if holders[answer] == fewest])
+    return chosen
 
 
 def disguise_all(made: SimilarityClass, source: str, families: tuple[str, ...]) -> tuple[str, dict, list] | None:
@@ -388,11 +403,15 @@ def disguise_all(made: SimilarityClass, source: str, families: tuple[str, ...]) 
 
 def extra_source(made: SimilarityClass, families: tuple[str, ...], rng: random.Random) -> tuple[str, dict, list]:
     """One more independent student (uniform over the pool) whose answers take every family, added to the class
-    (a class of popular answers may hold none)."""
+    (a class of popular answers may hold none); like every independent student, with a mix of answers no other
+    student of the class hands in (a draw that repeats one would plant an identical pair, not an independent one)."""
     pool = answer_pool(made.assignment)
     for _ in range(1000):
         student = f"s{len([s for s in made.answers if s.startswith('s')]):03d}"
-        made.answers[student] = independent_answers(pool, 1, rng)[0]
+        drawn = independent_answers(pool, 1, rng)[0]
+        if drawn in made.answers.values():
+            continue
+        made.answers[student] = drawn
         if found := disguise_all(made, student, families):
             made.failures[student] = failures_of(made.assignment, made.answers[student])
             return found

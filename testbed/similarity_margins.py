@@ -3,7 +3,8 @@
 ``python -m testbed.similarity_margins [--design uniform popular] [--assignment 02_multi_head_attention]``
 builds :func:`.similarity_class.build_disguised_class` per notebook and class design, compares it in memory
 (no course on disk: the grader's results play no part in the text's z) and prints, per notebook and design,
-the lowest copy's z, the best independent pair's z, the margin and the copies ranked below that pair.
+the lowest copy's z, the best independent pair's z, the margin, the copies ranked below that pair, and the rank of
+the two identical notebooks and how many pairs the report lists.
 """
 
 import argparse
@@ -32,6 +33,8 @@ class Margin:
     below: dict[str, int]  # families of the copies ranked below the best independent pair -> their rank (1 first)
     pairs: int
     weakest: str  # the lowest copy's families
+    verbatim: int = 0  # the rank of the two identical notebooks (1 first; 0 for none, against the reference)
+    listed: int = 0  # how many pairs the report lists (AssignmentSimilarity.listed)
 
     @property
     def margin(self) -> float:
@@ -54,7 +57,7 @@ def margin(made: SimilarityClass, result: AssignmentSimilarity) -> Margin:
     below = {"+".join(made.families[c]): rank + 1 for c, rank in ranks.items() if rank > best}
     lowest = max(ranks, key=ranks.get)
     return Margin(float(result.z[ranks[lowest]]), float(result.z[best]), below, len(result),
-                  "+".join(made.families[lowest]))
+                  "+".join(made.families[lowest]), verbatim + 1, len(result.listed()))
 
 
 def measure(assignment: str, design: str, students: int = 30) -> tuple[Margin, AssignmentSimilarity]:
@@ -89,7 +92,9 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{design} {assignment}: lowest copy z {found.lowest:.2f}, best independent z {found.best:.2f}, "
                   f"margin {found.margin:+.2f}, ceiling z {result.ceiling_z:.2f}, one line "
                   f"{result.one_line() is not None}, lowest {found.weakest}, below {found.below or 'none'} "
-                  f"(of {found.pairs} {'hand-ins' if args.reference else 'pairs'})", flush=True)
+                  f"(of {found.pairs} {'hand-ins' if args.reference else 'pairs'})"
+                  + ("" if args.reference else f", identical notebooks rank {found.verbatim}, {found.listed} listed"),
+                  flush=True)
 
 
 if __name__ == "__main__":

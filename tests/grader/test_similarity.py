@@ -595,27 +595,12 @@ def test_each_disguise_computes_what_its_source_computes(family: tuple[str, ...]
     assert torch.equal(source["padding_mask"](ids, 0), copied["padding_mask"](ids, 0))
 
 
-# Classes this test fails on since version 1.2.0 added mutants to 01 and 03 (testbed/variants), which the generated
-# classes draw from: measured, and open in issue 51. 01 (uniform): two disguised copies of two independent students
-# who drew the same rare mutant (the mask multiplied into the scores) and the same mask answers pair at z 3.64, above
-# 12 of the 20 copies (ranks 12-26). 03 (both designs): every copy still ranks above every independent pair (margins
-# +0.45, +0.60), but the two identical notebooks rank 13th and 5th, below the listing's threshold (8 and 5 listed).
-# Strict: the day they pass, this list must shrink.
-KNOWN_MISSES = {
-    ("01_attention", "uniform"): "a pair of copies of two students who share a rare mutant outranks 12 of 20 copies",
-    ("03_positional_encoding", "uniform"): "the two identical notebooks rank 13th, 8 pairs listed",
-    ("03_positional_encoding", "popular"): "the two identical notebooks rank 5th, 5 pairs listed",
-}
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("design", DESIGNS)
 def test_each_disguise_family_alone_and_three_at_a_time_ranks_above_every_independent_pair(
-    assignment: str, design: str, throwaway_course: ThrowawayCourse, request: pytest.FixtureRequest
+    assignment: str, design: str, throwaway_course: ThrowawayCourse
 ) -> None:
     """One class per notebook and design: 30 independent students, a copy per family alone and per combination."""
-    if (assignment, design) in KNOWN_MISSES:
-        request.applymarker(pytest.mark.xfail(reason=KNOWN_MISSES[assignment, design], strict=True))
     made = build_disguised_class(assignment, students=30, design=design)
     course = throwaway_course(assignment)
     hand_in(course, made)
@@ -631,7 +616,34 @@ def test_each_disguise_family_alone_and_three_at_a_time_ranks_above_every_indepe
     assert not missed, f"ranked below the best independent pair (rank {best + 1}): {missed}"
     assert result.can_tell  # 30 students: a copy can stand out in every notebook (the page says nothing of the kind)
     # Two identical notebooks whose answers nobody else wrote: above every independent pair, listed.
-    assert verbatim < best and verbatim < len(result.listed())
+    listed = len(result.listed())
+    assert verbatim < best and verbatim < listed, (
+        f"expected the two identical notebooks above the best independent pair (rank {best + 1}) and listed "
+        f"({listed} listed); they rank {verbatim + 1}, z {result.z[verbatim]:.2f}: their answers are not their own "
+        "(build_disguised_class), or the measure ranks what the class shares above them"
+    )
+
+
+def test_the_disguised_class_holds_what_it_says() -> None:
+    """The planted-copy class's premises: no two independent students hand in the same notebook (the extra sources
+    a family needs included), and the identical pair's answers are handed in by no one else where the pool has an
+    answer nobody drew (an independent student's would leave a third identical notebook in the class)."""
+    made = build_disguised_class("01_attention", students=30)
+    independent = {student: answers for student, answers in made.answers.items() if student.startswith("s")}
+    notebooks = [tuple(sorted(answers.items())) for answers in independent.values()]
+    assert len(set(notebooks)) == len(notebooks) > 30, (
+        f"expected {len(notebooks)} different notebooks (more than 30: 01 needs extra sources), "
+        f"got {len(set(notebooks))}: a student was drawn twice"
+    )
+    first, second = (made.answers[student] for student in made.verbatim)
+    assert first == second
+    for exercise, options in answer_pool("01_attention").items():
+        unwritten = set(options) - {answers[exercise] for answers in independent.values()}
+        own = first[exercise].removesuffix("\n").rsplit("\n", 1)[0]  # less the seed line that ends it
+        assert own in unwritten or not unwritten, (
+            f"{exercise}: expected the identical pair to hand in one of the {len(unwritten)} answers of the pool "
+            f"nobody else hands in, got one others wrote:\n{own}"
+        )
 
 
 def test_shared_failures_weigh_by_rarity_and_passing_shares_nothing() -> None:
