@@ -624,6 +624,7 @@ def test_each_disguise_family_alone_and_three_at_a_time_ranks_above_every_indepe
     )
 
 
+@pytest.mark.slow  # builds a class of 30 students (about 8 s): with the classes it checks
 def test_the_disguised_class_holds_what_it_says() -> None:
     """The planted-copy class's premises: no two independent students hand in the same notebook (the extra sources
     a family needs included), and the identical pair's answers are handed in by no one else where the pool has an
