@@ -28,6 +28,33 @@ def role_config_path(layout: HubLayout, instructor: bool) -> str:
     return os.pathsep.join([str(layout.role_config(role)), str(layout.role_config("common"))])
 
 
+def role_environment(layout: HubLayout, instructor: bool, environment: dict[str, str]) -> dict[str, str]:
+    """``environment`` with the role's Jupyter settings, and for an instructor the course folder's packages."""
+    environment = {**environment, "JUPYTER_CONFIG_PATH": role_config_path(layout, instructor)}
+    if instructor:  # `python -m autograder` and formgrader's settings import the course folder's packages
+        environment["PYTHONPATH"] = str(layout.course)
+    return environment
+
+
+def add_service(c, service: dict) -> None:
+    """Add ``service`` to the hub's, after those set before (by an earlier config, or an extra one)."""
+    services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []
+    c.JupyterHub.services = [*services, service]
+
+
+def add_student_view(c, layout: HubLayout, command: list[str], state: Path, every: int, pythonpath: str) -> None:
+    """The ``student-view`` service (``command``: how to run Python), and where each server reads what it wrote."""
+    environment = c.Spawner.environment if isinstance(c.Spawner.environment, dict) else {}
+    c.Spawner.environment = {**environment, VIEW_VARIABLE: str(layout.prefix / VIEW_FOLDER),
+                             "TFCOURSE_DUE_DATES_REFRESH": str(every)}
+    add_service(c, {
+        "name": "student-view",
+        "command": [*command, "-m", "classroom.publish_student_view", "--prefix", str(layout.prefix),
+                    "--state", str(state), "--every", str(every)],
+        "environment": {"PYTHONPATH": pythonpath},
+    })
+
+
 def configure(c, python: Path | str, prefix: Path | str = DEFAULT_PREFIX, account_name: str = SAME_NAME,
               due_dates_every: int = DUE_DATES_EVERY) -> None:
     """Add the course (laid out under ``prefix`` by ``python -m classroom.install``) to the hub's config ``c``.
@@ -43,20 +70,9 @@ def configure(c, python: Path | str, prefix: Path | str = DEFAULT_PREFIX, accoun
         if previous is not None:
             previous(spawner)
         instructor = is_instructor(account_name.format(student=spawner.user.name))
-        environment = {**spawner.environment, "JUPYTER_CONFIG_PATH": role_config_path(layout, instructor)}
-        if instructor:  # `python -m autograder` and formgrader's settings import the course folder's packages
-            environment["PYTHONPATH"] = str(layout.course)
+        spawner.environment = role_environment(layout, instructor, spawner.environment)
+        if instructor:
             spawner.notebook_dir = str(layout.course)
-        spawner.environment = environment
 
     c.Spawner.pre_spawn_hook = course_roles
-    environment = c.Spawner.environment if isinstance(c.Spawner.environment, dict) else {}
-    c.Spawner.environment = {**environment, VIEW_VARIABLE: str(layout.prefix / VIEW_FOLDER),
-                             "TFCOURSE_DUE_DATES_REFRESH": str(due_dates_every)}
-    services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []
-    c.JupyterHub.services = [*services, {
-        "name": "student-view",
-        "command": [str(python), "-m", "classroom.publish_student_view", "--prefix", str(layout.prefix),
-                    "--state", str(layout.state), "--every", str(due_dates_every)],
-        "environment": {"PYTHONPATH": str(layout.course)},
-    }]
+    add_student_view(c, layout, [str(python)], layout.state, due_dates_every, str(layout.course))

@@ -22,11 +22,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the classroom package, beside this file
 
 from autograder.course.settings import CourseSettings, HubSettings, load_config
-from classroom.existing_hub import role_config_path
+from classroom.existing_hub import add_service, add_student_view, role_environment
 from classroom.layout import INSTRUCTORS, HubLayout, is_instructor, members
 from classroom.limits import announce, configure_limits, confine_service
 from classroom.provision import NGSHARE_USER
-from classroom.student_view import VIEW_FOLDER, VIEW_VARIABLE
 
 c = get_config()  # noqa: F821 (JupyterHub provides get_config)
 hub = HubSettings(config=load_config())  # this checkout's nbgrader_config.py, then make hub's variables
@@ -102,10 +101,7 @@ if kernel_cull_idle > 0:
 def role_settings(spawner) -> None:
     """Before a server starts: the course folder and the instructors' tools, or the home and a student's."""
     instructor = is_instructor(spawner.user.name)
-    environment = {**spawner.environment, "JUPYTER_CONFIG_PATH": role_config_path(layout, instructor)}
-    if instructor:  # `python -m autograder` and the formgrader's settings import the course's own packages
-        environment["PYTHONPATH"] = str(layout.course)
-    spawner.environment = environment
+    spawner.environment = role_environment(layout, instructor, spawner.environment)
     spawner.notebook_dir = str(layout.course) if instructor else "~"
     if instructor:  # grading runs the whole class's notebooks: no student limit
         spawner.mem_limit = spawner.cpu_limit = spawner.tasks_limit = spawner.disk_limit = None
@@ -121,13 +117,12 @@ if hub.extra_config:
 # jupyterhub-idle-culler, a hub service; the student's files stay in their home, a new login starts a fresh server.
 cull_idle = hub.cull_idle
 if cull_idle > 0:
-    services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []  # the extra config's
-    roles = c.JupyterHub.load_roles if isinstance(c.JupyterHub.load_roles, list) else []
-    c.JupyterHub.services = [*services, {
+    roles = c.JupyterHub.load_roles if isinstance(c.JupyterHub.load_roles, list) else []  # the extra config's
+    add_service(c, {
         "name": "idle-culler",
         "command": [*WITH_THE_HUB, str(layout.python), "-m", "jupyterhub_idle_culler", f"--timeout={cull_idle}",
                     f"--cull-every={max(1, min(300, cull_idle // 2))}"],
-    }]
+    })
     c.JupyterHub.load_roles = [*roles, {
         "name": "idle-culler",
         "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
@@ -137,24 +132,15 @@ if cull_idle > 0:
 # Each student's due dates, extension and edition (classroom/publish_student_view.py): published every
 # DUE_DATES_EVERY seconds (default 30) by a service run as root from this repository (as this file is), which alone
 # reads the course folder and the roster's languages; each student's server rewrites ~/DUE_DATES.md from it as often.
-due_dates_every = str(hub.due_dates_every)
-c.Spawner.environment[VIEW_VARIABLE] = str(layout.prefix / VIEW_FOLDER)
-c.Spawner.environment["TFCOURSE_DUE_DATES_REFRESH"] = due_dates_every
-services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []  # the extra config's, the culler
-c.JupyterHub.services = [*services, {
-    "name": "student-view",
-    "command": [*WITH_THE_HUB, str(layout.python), "-m", "classroom.publish_student_view",
-                "--prefix", str(layout.prefix), "--state", str(state), "--every", due_dates_every],
-    "environment": {"PYTHONPATH": str(Path(__file__).resolve().parents[1])},
-}]
+add_student_view(c, layout, [*WITH_THE_HUB, str(layout.python)], state, hub.due_dates_every,
+                 str(Path(__file__).resolve().parents[1]))
 
 if layout.exchange_kind() == "ngshare":
     ngshare = f"http://127.0.0.1:{port + 3}"
     # Its memory in a cgroup of its own (make hub's NGSHARE_MEM_LIMIT), which its launcher joins.
     confined, line = confine_service(NGSHARE_USER, hub)
     announce(line)
-    services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []  # the extra config's
-    c.JupyterHub.services = [*services, {
+    add_service(c, {
         "name": "ngshare",
         "url": ngshare,
         "user": NGSHARE_USER,
@@ -168,6 +154,6 @@ if layout.exchange_kind() == "ngshare":
             "--database", f"sqlite:///{layout.ngshare_state / 'ngshare.db'}",
             "--storage", f"{layout.ngshare_state / 'files'}/",
         ],
-    }]
+    })
     # Each server's nbgrader reaches the service directly (its path keeps the hub's prefix).
     c.Spawner.environment[CourseSettings.variable("ngshare_url")] = f"{ngshare}/services/ngshare"
