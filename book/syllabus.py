@@ -295,23 +295,14 @@ def points_part(notebooks: list[Notebook], language: str) -> str:
     rows.append(
         [f"**{words['course']}**", *(f"**{number(value)}**" for value in total), f"**{number(total[0] + total[1])}**"]
     )
-    header = [words["notebook"], words["autograded"], words["written"], words["extra"], words["total"]]
-    return table(header, rows)
+    return table([words[key] for key in ("notebook", "autograded", "written", "extra", "total")], rows)
 
 
 def hours_part(notebooks: list[Notebook], language: str) -> str:
     words = labels(language)
     inputs = table(
-        [
-            words["notebook"],
-            words["words"],
-            words["code"],
-            words["exercises"],
-            words["answer_lines"],
-            words["questions"],
-            words["answer_words"],
-            words["run"],
-        ],
+        [words[key] for key in ("notebook", "words", "code", "exercises", "answer_lines", "questions", "answer_words",
+                                "run")],
         [
             [
                 f"`{n.assignment}`",
@@ -338,28 +329,10 @@ def hours_part(notebooks: list[Notebook], language: str) -> str:
     ]
     low, high = sum(e.hours[0] for e in estimates), sum(e.hours[1] for e in estimates)
     extra = sum((e.extra_credit for e in estimates), Minutes(0, 0))
-    rows.append(
-        [
-            f"**{words['course']}**",
-            "",
-            "",
-            "",
-            "",
-            "",
-            f"**{words['hours_unit'].format(span(low, high))}**",
-            words["minutes"].format(span(extra.low, extra.high)),
-        ]
-    )
-    header = [
-        words["notebook"],
-        words["reading"],
-        words["given_code"],
-        words["exercise_minutes"],
-        words["writing"],
-        words["run_minutes"],
-        words["hours"],
-        words["extra_minutes"],
-    ]
+    total = f"**{words['hours_unit'].format(span(low, high))}**"
+    rows.append([f"**{words['course']}**", *[""] * 5, total, words["minutes"].format(span(extra.low, extra.high))])
+    header = [words[key] for key in ("notebook", "reading", "given_code", "exercise_minutes", "writing", "run_minutes",
+                                     "hours", "extra_minutes")]
     return f"{inputs}\n{table(header, rows)}\n{rates_part(language)}\n{words['rounding']}\n\n{run_note(language)}\n"
 
 
