@@ -30,15 +30,13 @@ from classroom.provision import NGSHARE_USER
 c = get_config()  # noqa: F821 (JupyterHub provides get_config)
 hub = HubSettings(config=load_config())  # this checkout's nbgrader_config.py, then make hub's variables
 layout = HubLayout(Path(hub.prefix))
-# Each managed service ends with the hub's process (a hub killed by SIGKILL or for memory left them running as root
-# beside those its next start runs): setpriv (util-linux) has the kernel send the service SIGTERM when the hub dies.
+# Each managed service ends with the hub's process, even a killed one; this and SIGINT's default below:
+# docs/running-a-class.md (Serving it).
 if shutil.which("setpriv") is None:
     raise SystemExit("the hub starts its services under setpriv (util-linux), which is not installed: install it "
                      "(Debian/Ubuntu: apt-get install util-linux), then start the hub again")
 WITH_THE_HUB = ["setpriv", "--pdeathsig", "TERM", "--"]
-# JupyterHub stops each service with SIGINT, then waits 30 s before SIGTERM. A hub started with SIGINT ignored (a
-# background job of a script: `make hub &`) passed the ignore on to its services and took 64 s to stop, one service
-# after the other; started from here on, they take SIGINT's default. (The hub handles SIGINT itself all the same.)
+# JupyterHub stops each service with SIGINT: a hub started with it ignored (`make hub &`) passed that on to them.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 port = hub.port
@@ -49,11 +47,8 @@ c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{port + 1}"
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{port + 2}"
 c.ConfigurableHTTPProxy.command = [str(layout.proxy)]
 c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
-# A hub restarted in the middle of a class (an upgrade, a crash, Ctrl-C and `make hub` again) leaves every student's
-# server and kernel running (JupyterHub's default, cleanup_servers=True, stops them all as the hub exits: every
-# student loses their variables), and the proxy too, so that running servers stay reachable while the hub is away.
-# The hub's next start, on the same state, finds its servers again in its database, ends the proxy its pid file names
-# and starts a fresh one with every route (tests/browser/test_classroom_hub.py restarts both mid-class).
+# A hub restarted mid-class leaves every student's server, kernels and the proxy running (JupyterHub's default stops
+# them all: every student loses their variables); its next start finds them again (docs/running-a-class.md).
 c.JupyterHub.cleanup_servers = False
 c.JupyterHub.cleanup_proxy = False
 c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
@@ -85,9 +80,8 @@ c.Spawner.environment = {"PATH": f"{layout.env / 'bin'}:/usr/local/bin:/usr/bin:
 # Each student's memory, CPU and processes (make hub's MEM_LIMIT, CPU_LIMIT, TASKS_LIMIT): a cgroup per student, or one
 # line saying why not; their home's size (DISK_LIMIT).
 announce(configure_limits(c, hub, home_images=layout.home_images))
-# A kernel idle for KERNEL_CULL_IDLE seconds (default 30 min: a class's break) is shut down by its server, unless a
-# notebook tab is still connected to it (cull_connected) or it is running a cell (cull_busy): the notebooks a
-# student closed without shutting down give their memory back, and no open notebook loses its variables.
+# A kernel idle for KERNEL_CULL_IDLE seconds is shut down by its server, unless a notebook tab is still connected to
+# it or it is running a cell (this culling and the idle servers' below: docs/running-a-class.md, Idle culling).
 kernel_cull_idle = hub.kernel_cull_idle
 if kernel_cull_idle > 0:
     c.Spawner.args = [
@@ -112,9 +106,7 @@ c.Spawner.pre_spawn_hook = role_settings
 if hub.extra_config:
     load_subconfig(hub.extra_config)  # noqa: F821 (JupyterHub provides load_subconfig)
 
-# A server with no activity for CULL_IDLE seconds (default an hour, as Zero to JupyterHub's culler: longer than a
-# lesson's pause, short enough that a class's forgotten servers give back their memory; 0: never) is stopped by
-# jupyterhub-idle-culler, a hub service; the student's files stay in their home, a new login starts a fresh server.
+# A server with no activity for CULL_IDLE seconds is stopped by jupyterhub-idle-culler, a hub service.
 cull_idle = hub.cull_idle
 if cull_idle > 0:
     roles = c.JupyterHub.load_roles if isinstance(c.JupyterHub.load_roles, list) else []  # the extra config's
@@ -129,9 +121,8 @@ if cull_idle > 0:
         "services": ["idle-culler"],
     }]
 
-# Each student's due dates, extension and edition (classroom/publish_student_view.py): published every
-# DUE_DATES_EVERY seconds (default 30) by a service run as root from this repository (as this file is), which alone
-# reads the course folder and the roster's languages; each student's server rewrites ~/DUE_DATES.md from it as often.
+# Each student's due dates, extension and edition, published by a service run as root from this repository (as this
+# file is), which alone reads the course folder and the roster's languages (classroom/publish_student_view.py).
 add_student_view(c, layout, [*WITH_THE_HUB, str(layout.python)], state, hub.due_dates_every,
                  str(Path(__file__).resolve().parents[1]))
 
