@@ -64,11 +64,8 @@ RUNTIME_PARTS = (
     "nbgrader_config.py",
     "classroom/kernel_ports.py",  # a kernel restarts on new ports, and one that does not answer is restarted
 )
-# The exchange's course folder and its parts: root:instructors, so that no student can create,
-# rename or replace them (before a release or after); nbgrader's own modes for a group-shared
-# course, and the sticky bit on the inbound folder, so that a student removes or renames no
-# hand-in but their own. Students read outbound/, write into inbound/ without listing it, and
-# open their feedback page by its name without listing feedback/.
+# The exchange's course folder and its parts, root:instructors so that no student can create, rename or replace
+# them; what each mode lets a student do: docs/running-a-class.md (What the prefix holds).
 EXCHANGE_COURSE_MODES = {".": 0o2775, "outbound": 0o2775, "inbound": 0o3773, "feedback": 0o2771}
 # Which of nbgrader's parts each role gets: server extensions, and the lab plugins that use them.
 STUDENT_SERVER_EXTENSIONS = {
