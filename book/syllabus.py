@@ -217,13 +217,9 @@ class Estimate:
 
     @property
     def hours(self) -> tuple[float, float]:
+        """The core total in hours, the low end rounded down and the high end up to a half hour."""
         total = sum(self.parts, Minutes(0, 0))
-        return hours_range(total)
-
-
-def hours_range(total: Minutes) -> tuple[float, float]:
-    """Minutes as hours, the low end rounded down and the high end up to a half hour."""
-    return math.floor(total.low / 30) / 2, math.ceil(total.high / 30) / 2
+        return math.floor(total.low / 30) / 2, math.ceil(total.high / 30) / 2
 
 
 def exercise_minutes(exercises: int, lines: int) -> Minutes:

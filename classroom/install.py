@@ -89,12 +89,6 @@ def install(prefix: Path, students: Path | None, instructor: Path | None, instru
     return layout
 
 
-def hub_lines(layout: HubLayout, instructor: Path, account_name: str) -> str:
-    """What the hub's ``jupyterhub_config.py`` ends with: the course's part of its settings."""
-    return HUB_LINES.format(runtime=str(layout.runtime), python=str(interpreter(instructor)),
-                            prefix=str(layout.prefix), account_name=account_name)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m classroom.install", description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=Path, metavar="ENV", help="the prefix of the users' Python environment")
@@ -117,7 +111,8 @@ def main() -> None:
     print(f"the course is laid out under {layout.prefix}")
     if instructor is not None:
         print("add these lines at the end of the hub's jupyterhub_config.py, then restart the hub:\n")
-        print(hub_lines(layout, instructor, args.account_name))
+        print(HUB_LINES.format(runtime=str(layout.runtime), python=str(interpreter(instructor)),
+                               prefix=str(layout.prefix), account_name=args.account_name))
 
 
 if __name__ == "__main__":
