@@ -66,9 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0].split(": ", 1)[1])
     parser.add_argument("--prefix", type=Path, default=DEFAULT_PREFIX, help="the hub's prefix (default: %(default)s)")
     parser.add_argument("--student", help="only the entries that name this student or that its account made")
-    logs.add_options(parser)
-    args = parser.parse_args(argv)
-    logs.configure(args.log_level)
+    args = logs.parse_args(parser, argv)
     if os.geteuid() != 0:
         raise SystemExit("clear_inbound removes other accounts' entries from a sticky folder: run it as root")
     removed = clear_inbound(HubLayout(args.prefix), args.student)

@@ -397,9 +397,7 @@ def main() -> None:
     parser.add_argument("--remove-accounts", action="store_true",
                         help="instead: remove the system users provision and the roster made (no other)")
     parser.add_argument("--remove-homes", action="store_true", help="with --remove-accounts: their homes too")
-    logs.add_options(parser)
-    args = parser.parse_args()
-    logs.configure(args.log_level)
+    args = logs.parse_args(parser)
     if args.remove_accounts:
         return remove_class_accounts(HubLayout(args.prefix.resolve()), args.remove_homes)
     provision(HubLayout(args.prefix.resolve()), args.instructor, args.refresh_course, args.exchange)

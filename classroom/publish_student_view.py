@@ -112,9 +112,7 @@ def main() -> None:
     parser.add_argument("--prefix", type=Path, default=DEFAULT_PREFIX)
     parser.add_argument("--state", type=Path, help="the hub's state folder (default: state/ under the prefix)")
     parser.add_argument("--every", type=float, default=30.0, help="seconds between two looks (default 30)")
-    logs.add_options(parser)
-    args = parser.parse_args()
-    logs.configure(args.log_level)
+    args = logs.parse_args(parser)
     layout = HubLayout(args.prefix)
     state = args.state or layout.state
     while True:
