@@ -1,15 +1,10 @@
 """The course's part of an existing JupyterHub's configuration: :func:`configure`, which its ``jupyterhub_config.py``
 calls (``python -m classroom.install`` prints the lines; docs/existing-hub.md).
 
-It keeps the hub's own authenticator, spawner and proxy, and adds what the course's hub
-(classroom/jupyterhub_config.py) gives each server: before a server starts, its role's Jupyter settings (a
-student's: nbgrader's assignment list and validate, the due-dates view, the submit guard; an instructor's:
-formgrader with the course's page policy, on the course folder, whose packages only the instructors' group may
-read), everyone's nbgrader settings (the exchange on this machine's disk), and the ``student-view`` service that
-publishes each student's due dates. Whoever set a ``pre_spawn_hook`` before keeps it: it runs first.
-
-Imported by the hub from the course's runtime folder (``sys.path``), so it needs nothing but the standard library
-and the course's layout.
+It keeps the hub's own authenticator, spawner and proxy, and adds what the course's hub (classroom/jupyterhub_config.py)
+gives each server: its role's settings, and the ``student-view`` service (what each holds: docs/existing-hub.md).
+Whoever set a ``pre_spawn_hook`` before keeps it: it runs first. Imported by the hub from the course's runtime folder
+(``sys.path``), so it needs nothing but the standard library and the course's layout.
 """
 
 import os

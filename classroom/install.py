@@ -1,13 +1,9 @@
 """``python -m classroom.install``: add the course to a JupyterHub a department already runs (as root).
 
 The administrator keeps their JupyterHub, authenticator, spawner and proxy; this lays the course out under one
-prefix with classroom/provision.py's own steps: the student side into the users' environment (``--students ENV``),
-the grader's packages into the instructors' (``--instructor ENV``), and the course folder into neither (a student
-could import it there): instructors' servers alone find it, on their ``PYTHONPATH``. What goes where, and the
-commands: docs/existing-hub.md. It ends by printing the lines to add at the end of the hub's
-``jupyterhub_config.py`` (classroom/existing_hub.py). Run it again after ``git pull``: pip runs where the pins
-changed since, and the runtime and settings are written afresh (``--refresh-course`` copies the repository's course
-files over the course folder too, keeping ``grading/``).
+prefix with classroom/provision.py's own steps, and ends by printing the lines to add at the end of the hub's
+``jupyterhub_config.py`` (classroom/existing_hub.py). What goes where, and the commands: docs/existing-hub.md. Run
+it again after ``git pull``: pip runs where the pins changed since, and the runtime and settings are written afresh.
 """
 
 import argparse
