@@ -4,13 +4,9 @@ Every value comes from the layout that ``python -m classroom.provision`` made an
 (autograder/course/settings.py, listed in docs/instructors.md): this checkout's ``nbgrader_config.py``, then the
 variables ``make hub`` passes. The course folder's copy of that file is the instructors': the hub never reads it.
 
-The exchange is the one ``provision`` laid out (``config/exchange``): nbgrader's folder on this
-machine, or ngshare (``--exchange ngshare``), which the hub then runs as a managed service on
-the port after the proxy's API, as its own system account, with the instructors as its admins.
-
-Each server runs as its user's system account (LocalProcessSpawner). A student's opens on their
-home, with nbgrader's assignment list and validate button only; an instructor's opens on the
-course folder, with the formgrader, the create-assignment sidebar and the course list too.
+The exchange is the one ``provision`` laid out (``config/exchange``): nbgrader's folder on this machine, or ngshare,
+which the hub then runs as a managed service. Each server runs as its user's system account (LocalProcessSpawner),
+a student's on their home, an instructor's on the course folder (what each role gets: docs/running-a-class.md).
 """
 
 import json
