@@ -22,13 +22,12 @@ from classroom.provision import (
     make_course,
     make_exchange,
     readable_by_all,
-    remove_unwanted,
     stamped,
     write_config,
 )
 from classroom.student_pins import requirements as student_requirements
 
-UNWANTED = REPO / "requirements-removed.txt"  # what remove_unwanted uninstalls
+UNWANTED = REPO / "requirements-removed.txt"  # what install_pinned uninstalls
 HUB_LINES = """\
 # The course "Transformers from scratch" (python -m classroom.install; docs/existing-hub.md)
 import sys  # noqa: E402
@@ -53,7 +52,6 @@ def install_once(python: Path, requirements: Path, constraints: Path, role: str)
     if stamped(stamp, value):
         return
     install_pinned(python, requirements, constraints)
-    remove_unwanted(python)
     stamp.write_text(value)
 
 

@@ -111,26 +111,19 @@ def build_env(env: Path, pins: tuple[str, ...], requirements: str, *overrides: s
         subprocess.run([BASE_PYTHON, "-m", "venv", str(env)], check=True)
     constraints = env / "constraints.txt"
     constraints.write_text(hub_constraints(*overrides))
-    install_pinned(python, REPO / requirements, constraints)
-    if no_deps:
-        subprocess.run([*pip_install(python), "--no-deps", "-r", str(REPO / no_deps)], check=True)
-    remove_unwanted(python)
+    install_pinned(python, REPO / requirements, constraints, no_deps)
     stamp.write_text(value)
 
 
-def pip_install(python: Path) -> list[str]:
-    return [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-
-
-def install_pinned(python: Path, requirements: Path, constraints: Path) -> None:
-    """``requirements`` into ``python``'s environment, each package at the version ``constraints`` pins."""
-    subprocess.run([*pip_install(python), "-r", str(requirements), "-c", str(constraints)], check=True)
-
-
-def remove_unwanted(python: Path) -> None:
-    """Uninstall what requirements-removed.txt lists (a package that only slows every start), as make install does."""
-    uninstall = [str(python), "-m", "pip", "uninstall", "--quiet", "--disable-pip-version-check", "--yes"]
-    subprocess.run([*uninstall, "-r", str(REPO / "requirements-removed.txt")], check=True)
+def install_pinned(python: Path, requirements: Path, constraints: Path, no_deps: str = "") -> None:
+    """``requirements`` into ``python``'s environment, each package at the version ``constraints`` pins, then
+    ``no_deps`` without their dependencies; then what requirements-removed.txt lists (a package that only slows
+    every start) uninstalled, as make install does."""
+    pip = [str(python), "-m", "pip", "--disable-pip-version-check"]
+    subprocess.run([*pip, "install", "--quiet", "-r", str(requirements), "-c", str(constraints)], check=True)
+    if no_deps:
+        subprocess.run([*pip, "install", "--quiet", "--no-deps", "-r", str(REPO / no_deps)], check=True)
+    subprocess.run([*pip, "uninstall", "--quiet", "--yes", "-r", str(REPO / "requirements-removed.txt")], check=True)
 
 
 def make_ngshare_state(layout: HubLayout) -> None:
