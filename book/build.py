@@ -357,9 +357,8 @@ def build(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="site folder (emptied first)")
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--fast", action="store_true", help="execute in fast mode (TFCOURSE_FAST=1): quick, untrained")
-    mode.add_argument("--full", action="store_true", help="execute in full mode (TFCOURSE_FAST=0), the default")
+    parser.add_argument("--fast", action="store_true", help="execute in fast mode (TFCOURSE_FAST=1): quick, untrained "
+                        "(default: full mode)")
     parser.add_argument("--only", nargs="+", metavar="ASSIGNMENT", help="these notebooks only")
     parser.add_argument(
         "--languages", nargs="+", choices=sorted(LANGUAGES), default=list(LANGUAGES), help="the editions to build"
