@@ -1,13 +1,11 @@
 """Benchmark: ``grade`` against plain ``nbgrader autograde``, per notebook, and a class-of-300 projection.
 
-Usage: ``python -m autograder.benchmark [--submissions 20] [--jobs 2] [--dask-workers 2] [--assignment ID ...]
-[--quick]``. For every assignment (or those named) it makes a throw-away course with N submissions
-(correct, blank and half-solved notebooks in turn) and grades it with each grader in turn:
-plain ``nbgrader generate_assignment`` + ``autograde``, ``grade --jobs N`` with and without the
-clean re-run, and ``grade`` on a dask LocalCluster of ``--dask-workers`` workers (``--quick``: the
-first two only). It prints
-seconds per submission and the speed-up over plain nbgrader, then what a class of 300 handing
-in every notebook would take on this machine and on a dask cluster of such machines.
+For every assignment (or those named) it makes a throw-away course with N submissions (correct, blank and
+half-solved notebooks in turn) and grades it with each grader in turn: plain ``nbgrader generate_assignment`` +
+``autograde``, ``grade --jobs N`` with and without the clean re-run, and ``grade`` on a dask LocalCluster of
+``--dask-workers`` workers (``--quick``: the first two only). It prints seconds per submission and the speed-up
+over plain nbgrader, then what a class of 300 handing in every notebook would take on this machine and on a dask
+cluster of such machines.
 
 Each time covers the whole command on a fresh course, one-off costs included (starting the
 zygotes, timing the reference answers), spread over the N submissions: with few submissions

@@ -20,6 +20,14 @@ def add_options(parser: argparse.ArgumentParser, default: str = "INFO") -> None:
                             help=what)
 
 
+def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> argparse.Namespace:
+    """``parser``'s arguments and the logging options, with logging configured from them."""
+    add_options(parser)
+    args = parser.parse_args(argv)
+    configure(args.log_level)
+    return args
+
+
 def configure(level: str = "INFO") -> None:
     below_warnings, warnings = logging.StreamHandler(sys.stdout), logging.StreamHandler(sys.stderr)
     below_warnings.addFilter(lambda record: record.levelno < logging.WARNING)

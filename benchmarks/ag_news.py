@@ -17,12 +17,9 @@ tokens per second), with the device, the thread count, the load average and the 
   recipe (which cuts its validation slice, 5 %, from the training data too); the weights of the
   last epoch are kept.
 
-Data (the same for both models), in three parts: **train** fits the weights; **validation** makes every choice (the
-accuracy per epoch, the epoch kept, the bag's learning-rate decay, the configuration ``--choose`` picks); **test**
-is scored once, at the end, for each model kept. With ``--data-dir DIR`` holding ``train.csv`` and ``test.csv`` it
-is the real benchmark; otherwise the official test split alone is cut in three (:func:`load_data`; the sizes are in
-docs/reader-edition.md), and ``--split-seed`` shuffles it first: a check that a configuration is not fitted to one
-split.
+Data (the same for both models), in three parts: **train** fits the weights, **validation** makes every choice,
+**test** is scored once, at the end, for each model kept (:func:`load_data`; the parts and their sizes:
+docs/reader-edition.md). ``--split-seed`` shuffles the split first: a check that a configuration is not fitted to one.
 
 The Transformer's default configuration depends on the device: a small one on the CPU (the course's target: >= 90 %
 on the full data in <= 15 min on 2 cores) and a larger one on CUDA (>= 92.5 % in <= 5 min); neither target has been

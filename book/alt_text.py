@@ -1,20 +1,11 @@
 """Alt text for the figures of an executed reader copy, in the page's language.
 
-Each figure's alt text says what it shows, from two sources kept where they are maintained:
-
-1. the figure itself: its title, each panel's title, axis labels, legend entries and colour-bar
-   label, read from the matplotlib figure when the kernel displays it
-   (:mod:`tfcourse.figure_text`, installed in the book's kernel by ``book/build.py``);
-2. the prose: the sentence the notebook draws from the figure, i.e. the first sentence of the
-   Markdown cell after the figure's cell, or, when that cell opens a new section, the last
-   sentence of the cell before it that speaks of a figure, plot, curve or heatmap. The Chinese page
-   takes the same cell's Chinese text.
-
-A code cell can state the sentence itself, for each language, in its metadata
-(``{"reader": {"alt": {"en": ..., CODE: ...}}}``), where the prose says nothing about the figure.
-
-``set_alt_text`` writes it into each PNG output's metadata (``image/png.alt``), which the reader
-template puts in the ``<img alt>``.
+Each figure's alt text says what it shows, from the figure itself (titles, labels, legend, colour bar, read as the
+kernel displays it: :mod:`tfcourse.figure_text`) and from the prose: the first sentence of the Markdown cell after
+the figure's cell, or, when that cell opens a new section, the last sentence of the cell before it that speaks of
+a figure, plot, curve or heatmap; the Chinese page takes the same cell's Chinese text. A code cell's metadata can
+state the sentence itself (``{"reader": {"alt": {"en": ..., CODE: ...}}}``). ``set_alt_text`` writes it into each
+PNG output's metadata (``image/png.alt``), which the reader template puts in the ``<img alt>``.
 """
 
 import re

@@ -2,23 +2,12 @@
 
     python book/build.py [--output build/book] [--fast] [--only 01_attention ...]
 
-For each notebook of ``solutions/``, in course order:
-
-1. a reader copy: hidden tests and nbgrader's solution markers removed, nbgrader metadata
-   dropped, the reference answers, the model answers to the written questions and the
-   visible tests kept (tagged, so the page labels them);
-2. executed with nbclient in a temporary copy of its folder, in full mode (``TFCOURSE_FAST=0``),
-   so that every figure shows the trained models the prose describes; ``--fast`` runs the
-   notebooks in fast mode instead (small data, short training: quick, for tests);
-3. rendered by nbconvert's HTML exporter (JupyterLab's look, figures embedded as PNG)
-   through the template in ``book/templates/reader``, with every formula turned into
-   MathML at build time by latex2mathml: browsers draw MathML themselves, so the site
-   needs no MathJax and no network, and it loads nothing from any other host.
-
-One site per edition, each with an index page and the student notebooks its pages link to (what the reader gets:
-docs/reader-edition.md). Each notebook is executed once per language, since the course's messages print in the
-page's language (``TFCOURSE_EDITION``); each translated page's Markdown comes from ``editions/<code>/``, English where
-a cell's translation is missing or stale.
+For each notebook of ``solutions/``, in course order: a reader copy (hidden tests, nbgrader's markers and metadata
+removed; the reference answers, model answers and visible tests kept and tagged, so the page labels them), executed
+with nbclient in a temporary copy of its folder, in full mode unless ``--fast``, then rendered by nbconvert's HTML
+exporter through ``book/templates/reader`` with every formula turned into MathML at build time by latex2mathml
+(browsers draw MathML themselves: no MathJax, no network). One site per edition, each notebook executed once per
+language: docs/reader-edition.md.
 """
 
 import argparse
@@ -368,9 +357,8 @@ def build(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="site folder (emptied first)")
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--fast", action="store_true", help="execute in fast mode (TFCOURSE_FAST=1): quick, untrained")
-    mode.add_argument("--full", action="store_true", help="execute in full mode (TFCOURSE_FAST=0), the default")
+    parser.add_argument("--fast", action="store_true", help="execute in fast mode (TFCOURSE_FAST=1): quick, untrained "
+                        "(default: full mode)")
     parser.add_argument("--only", nargs="+", metavar="ASSIGNMENT", help="these notebooks only")
     parser.add_argument(
         "--languages", nargs="+", choices=sorted(LANGUAGES), default=list(LANGUAGES), help="the editions to build"

@@ -217,13 +217,9 @@ class Estimate:
 
     @property
     def hours(self) -> tuple[float, float]:
+        """The core total in hours, the low end rounded down and the high end up to a half hour."""
         total = sum(self.parts, Minutes(0, 0))
-        return hours_range(total)
-
-
-def hours_range(total: Minutes) -> tuple[float, float]:
-    """Minutes as hours, the low end rounded down and the high end up to a half hour."""
-    return math.floor(total.low / 30) / 2, math.ceil(total.high / 30) / 2
+        return math.floor(total.low / 30) / 2, math.ceil(total.high / 30) / 2
 
 
 def exercise_minutes(exercises: int, lines: int) -> Minutes:
@@ -295,23 +291,14 @@ def points_part(notebooks: list[Notebook], language: str) -> str:
     rows.append(
         [f"**{words['course']}**", *(f"**{number(value)}**" for value in total), f"**{number(total[0] + total[1])}**"]
     )
-    header = [words["notebook"], words["autograded"], words["written"], words["extra"], words["total"]]
-    return table(header, rows)
+    return table([words[key] for key in ("notebook", "autograded", "written", "extra", "total")], rows)
 
 
 def hours_part(notebooks: list[Notebook], language: str) -> str:
     words = labels(language)
     inputs = table(
-        [
-            words["notebook"],
-            words["words"],
-            words["code"],
-            words["exercises"],
-            words["answer_lines"],
-            words["questions"],
-            words["answer_words"],
-            words["run"],
-        ],
+        [words[key] for key in ("notebook", "words", "code", "exercises", "answer_lines", "questions", "answer_words",
+                                "run")],
         [
             [
                 f"`{n.assignment}`",
@@ -338,28 +325,10 @@ def hours_part(notebooks: list[Notebook], language: str) -> str:
     ]
     low, high = sum(e.hours[0] for e in estimates), sum(e.hours[1] for e in estimates)
     extra = sum((e.extra_credit for e in estimates), Minutes(0, 0))
-    rows.append(
-        [
-            f"**{words['course']}**",
-            "",
-            "",
-            "",
-            "",
-            "",
-            f"**{words['hours_unit'].format(span(low, high))}**",
-            words["minutes"].format(span(extra.low, extra.high)),
-        ]
-    )
-    header = [
-        words["notebook"],
-        words["reading"],
-        words["given_code"],
-        words["exercise_minutes"],
-        words["writing"],
-        words["run_minutes"],
-        words["hours"],
-        words["extra_minutes"],
-    ]
+    total = f"**{words['hours_unit'].format(span(low, high))}**"
+    rows.append([f"**{words['course']}**", *[""] * 5, total, words["minutes"].format(span(extra.low, extra.high))])
+    header = [words[key] for key in ("notebook", "reading", "given_code", "exercise_minutes", "writing", "run_minutes",
+                                     "hours", "extra_minutes")]
     return f"{inputs}\n{table(header, rows)}\n{rates_part(language)}\n{words['rounding']}\n\n{run_note(language)}\n"
 
 

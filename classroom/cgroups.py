@@ -1,21 +1,13 @@
 """Each student's own cgroup (version 1): one memory, one CPU and one process-count limit on their server and
 all it starts.
 
-On a machine without systemd as PID 1 (these containers), the hub, as root, makes
-``tfcourse-students/<user>`` under its own cgroup in the ``memory``, ``cpu`` and ``pids`` hierarchies,
-writes the limits there, and puts the student's server in it before the server runs
-(:class:`classroom.limits.LimitedSpawner`); kernels and their children inherit it. When the
-student's processes together pass the memory limit, the kernel's out-of-memory killer stops one
-of *theirs* (the largest: a kernel), never another student's, and counts it in the cgroup's
-``memory.oom_control`` (``oom_kill``, Linux 4.13 and later). Past the ``pids`` limit (processes and
-threads together) the student's next fork fails (EAGAIN); the others' still succeed.
-
-Each user's folders are root's, readable by root and by the user's own group only (750): a student
-reads their own statistics (the out-of-memory notice does), never another's. The folder that holds
-them is 711: nobody lists who has one.
-
-Nothing here imports JupyterHub: a student's kernel reads its own cgroup with it too
-(:mod:`classroom.oom_notice`).
+On a machine without systemd as PID 1 (these containers), the hub, as root, makes ``tfcourse-students/<user>`` under
+its own cgroup in the ``memory``, ``cpu`` and ``pids`` hierarchies, writes the limits there, and puts the student's
+server in it before the server runs (:class:`classroom.spawner.LimitedSpawner`); kernels and their children inherit
+it. What each limit does when passed, and who may read whose folder: docs/running-a-class.md (Idle culling and each
+student's memory). The kernel counts each out-of-memory kill in the cgroup's ``memory.oom_control``
+(``oom_kill``, Linux 4.13 and later). Nothing here imports JupyterHub: a student's kernel reads its own cgroup
+with it too (:mod:`classroom.oom_notice`).
 """
 
 import grp

@@ -1,14 +1,10 @@
 """``python -m classroom.clear_inbound``: remove what one account left in the exchange's inbound under another's name.
 
-Run as root (``sudo make hub-clear-inbound``). A hand-in folder is named ``<student>+<assignment>+<time>...``,
-and on the hub each is made by the student's own account; collect refuses every folder another
-account made under a student's name (:meth:`autograder.pipeline.exchange.exchange_collect.SafeExchangeCollect.own`),
-but cannot remove it: the inbound is sticky, so only the account that made an entry, or root,
-may remove it. This removes each entry of the inbound whose owner is not the account its name
-begins with (or that no account owns), and nothing else: a student's own hand-ins, good or
-refused, stay for collect. ``--student NAME`` limits it to the entries that name NAME or that
-NAME's account made. Entries are removed without following a link (a link itself is unlinked),
-and listed without their random part.
+Run as root (``sudo make hub-clear-inbound``). Collect refuses every folder another account made under a student's
+name (:meth:`autograder.pipeline.exchange.exchange_collect.SafeExchangeCollect.own`) but cannot remove it: the
+inbound is sticky, so only the account that made an entry, or root, may. This removes each entry whose owner is
+not the account its name begins with (or that no account owns), and nothing else, without following a link; what
+it lists and ``--student``: docs/running-a-class.md (Folders made under another's name).
 """
 
 import argparse
@@ -70,9 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0].split(": ", 1)[1])
     parser.add_argument("--prefix", type=Path, default=DEFAULT_PREFIX, help="the hub's prefix (default: %(default)s)")
     parser.add_argument("--student", help="only the entries that name this student or that its account made")
-    logs.add_options(parser)
-    args = parser.parse_args(argv)
-    logs.configure(args.log_level)
+    args = logs.parse_args(parser, argv)
     if os.geteuid() != 0:
         raise SystemExit("clear_inbound removes other accounts' entries from a sticky folder: run it as root")
     removed = clear_inbound(HubLayout(args.prefix), args.student)

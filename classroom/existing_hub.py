@@ -1,15 +1,10 @@
 """The course's part of an existing JupyterHub's configuration: :func:`configure`, which its ``jupyterhub_config.py``
 calls (``python -m classroom.install`` prints the lines; docs/existing-hub.md).
 
-It keeps the hub's own authenticator, spawner and proxy, and adds what the course's hub
-(classroom/jupyterhub_config.py) gives each server: before a server starts, its role's Jupyter settings (a
-student's: nbgrader's assignment list and validate, the due-dates view, the submit guard; an instructor's:
-formgrader with the course's page policy, on the course folder, whose packages only the instructors' group may
-read), everyone's nbgrader settings (the exchange on this machine's disk), and the ``student-view`` service that
-publishes each student's due dates. Whoever set a ``pre_spawn_hook`` before keeps it: it runs first.
-
-Imported by the hub from the course's runtime folder (``sys.path``), so it needs nothing but the standard library
-and the course's layout.
+It keeps the hub's own authenticator, spawner and proxy, and adds what the course's hub (classroom/jupyterhub_config.py)
+gives each server: its role's settings, and the ``student-view`` service (what each holds: docs/existing-hub.md).
+Whoever set a ``pre_spawn_hook`` before keeps it: it runs first. Imported by the hub from the course's runtime folder
+(``sys.path``), so it needs nothing but the standard library and the course's layout.
 """
 
 import os
@@ -28,6 +23,33 @@ def role_config_path(layout: HubLayout, instructor: bool) -> str:
     return os.pathsep.join([str(layout.role_config(role)), str(layout.role_config("common"))])
 
 
+def role_environment(layout: HubLayout, instructor: bool, environment: dict[str, str]) -> dict[str, str]:
+    """``environment`` with the role's Jupyter settings, and for an instructor the course folder's packages."""
+    environment = {**environment, "JUPYTER_CONFIG_PATH": role_config_path(layout, instructor)}
+    if instructor:  # `python -m autograder` and formgrader's settings import the course folder's packages
+        environment["PYTHONPATH"] = str(layout.course)
+    return environment
+
+
+def add_service(c, service: dict) -> None:
+    """Add ``service`` to the hub's, after those set before (by an earlier config, or an extra one)."""
+    services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []
+    c.JupyterHub.services = [*services, service]
+
+
+def add_student_view(c, layout: HubLayout, command: list[str], state: Path, every: int, pythonpath: str) -> None:
+    """The ``student-view`` service (``command``: how to run Python), and where each server reads what it wrote."""
+    environment = c.Spawner.environment if isinstance(c.Spawner.environment, dict) else {}
+    c.Spawner.environment = {**environment, VIEW_VARIABLE: str(layout.prefix / VIEW_FOLDER),
+                             "TFCOURSE_DUE_DATES_REFRESH": str(every)}
+    add_service(c, {
+        "name": "student-view",
+        "command": [*command, "-m", "classroom.publish_student_view", "--prefix", str(layout.prefix),
+                    "--state", str(state), "--every", str(every)],
+        "environment": {"PYTHONPATH": pythonpath},
+    })
+
+
 def configure(c, python: Path | str, prefix: Path | str = DEFAULT_PREFIX, account_name: str = SAME_NAME,
               due_dates_every: int = DUE_DATES_EVERY) -> None:
     """Add the course (laid out under ``prefix`` by ``python -m classroom.install``) to the hub's config ``c``.
@@ -43,20 +65,9 @@ def configure(c, python: Path | str, prefix: Path | str = DEFAULT_PREFIX, accoun
         if previous is not None:
             previous(spawner)
         instructor = is_instructor(account_name.format(student=spawner.user.name))
-        environment = {**spawner.environment, "JUPYTER_CONFIG_PATH": role_config_path(layout, instructor)}
-        if instructor:  # `python -m autograder` and formgrader's settings import the course folder's packages
-            environment["PYTHONPATH"] = str(layout.course)
+        spawner.environment = role_environment(layout, instructor, spawner.environment)
+        if instructor:
             spawner.notebook_dir = str(layout.course)
-        spawner.environment = environment
 
     c.Spawner.pre_spawn_hook = course_roles
-    environment = c.Spawner.environment if isinstance(c.Spawner.environment, dict) else {}
-    c.Spawner.environment = {**environment, VIEW_VARIABLE: str(layout.prefix / VIEW_FOLDER),
-                             "TFCOURSE_DUE_DATES_REFRESH": str(due_dates_every)}
-    services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []
-    c.JupyterHub.services = [*services, {
-        "name": "student-view",
-        "command": [str(python), "-m", "classroom.publish_student_view", "--prefix", str(layout.prefix),
-                    "--state", str(layout.state), "--every", str(due_dates_every)],
-        "environment": {"PYTHONPATH": str(layout.course)},
-    }]
+    add_student_view(c, layout, [str(python)], layout.state, due_dates_every, str(layout.course))

@@ -1,13 +1,9 @@
 """``python -m classroom.install``: add the course to a JupyterHub a department already runs (as root).
 
 The administrator keeps their JupyterHub, authenticator, spawner and proxy; this lays the course out under one
-prefix with classroom/provision.py's own steps: the student side into the users' environment (``--students ENV``),
-the grader's packages into the instructors' (``--instructor ENV``), and the course folder into neither (a student
-could import it there): instructors' servers alone find it, on their ``PYTHONPATH``. What goes where, and the
-commands: docs/existing-hub.md. It ends by printing the lines to add at the end of the hub's
-``jupyterhub_config.py`` (classroom/existing_hub.py). Run it again after ``git pull``: pip runs where the pins
-changed since, and the runtime and settings are written afresh (``--refresh-course`` copies the repository's course
-files over the course folder too, keeping ``grading/``).
+prefix with classroom/provision.py's own steps, and ends by printing the lines to add at the end of the hub's
+``jupyterhub_config.py`` (classroom/existing_hub.py). What goes where, and the commands: docs/existing-hub.md. Run
+it again after ``git pull``: pip runs where the pins changed since, and the runtime and settings are written afresh.
 """
 
 import argparse
@@ -26,13 +22,12 @@ from classroom.provision import (
     make_course,
     make_exchange,
     readable_by_all,
-    remove_unwanted,
     stamped,
     write_config,
 )
 from classroom.student_pins import requirements as student_requirements
 
-UNWANTED = REPO / "requirements-removed.txt"  # what remove_unwanted uninstalls
+UNWANTED = REPO / "requirements-removed.txt"  # what install_pinned uninstalls
 HUB_LINES = """\
 # The course "Transformers from scratch" (python -m classroom.install; docs/existing-hub.md)
 import sys  # noqa: E402
@@ -57,7 +52,6 @@ def install_once(python: Path, requirements: Path, constraints: Path, role: str)
     if stamped(stamp, value):
         return
     install_pinned(python, requirements, constraints)
-    remove_unwanted(python)
     stamp.write_text(value)
 
 
@@ -89,12 +83,6 @@ def install(prefix: Path, students: Path | None, instructor: Path | None, instru
     return layout
 
 
-def hub_lines(layout: HubLayout, instructor: Path, account_name: str) -> str:
-    """What the hub's ``jupyterhub_config.py`` ends with: the course's part of its settings."""
-    return HUB_LINES.format(runtime=str(layout.runtime), python=str(interpreter(instructor)),
-                            prefix=str(layout.prefix), account_name=account_name)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m classroom.install", description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=Path, metavar="ENV", help="the prefix of the users' Python environment")
@@ -117,7 +105,8 @@ def main() -> None:
     print(f"the course is laid out under {layout.prefix}")
     if instructor is not None:
         print("add these lines at the end of the hub's jupyterhub_config.py, then restart the hub:\n")
-        print(hub_lines(layout, instructor, args.account_name))
+        print(HUB_LINES.format(runtime=str(layout.runtime), python=str(interpreter(instructor)),
+                               prefix=str(layout.prefix), account_name=args.account_name))
 
 
 if __name__ == "__main__":

@@ -4,13 +4,9 @@ Every value comes from the layout that ``python -m classroom.provision`` made an
 (autograder/course/settings.py, listed in docs/instructors.md): this checkout's ``nbgrader_config.py``, then the
 variables ``make hub`` passes. The course folder's copy of that file is the instructors': the hub never reads it.
 
-The exchange is the one ``provision`` laid out (``config/exchange``): nbgrader's folder on this
-machine, or ngshare (``--exchange ngshare``), which the hub then runs as a managed service on
-the port after the proxy's API, as its own system account, with the instructors as its admins.
-
-Each server runs as its user's system account (LocalProcessSpawner). A student's opens on their
-home, with nbgrader's assignment list and validate button only; an instructor's opens on the
-course folder, with the formgrader, the create-assignment sidebar and the course list too.
+The exchange is the one ``provision`` laid out (``config/exchange``): nbgrader's folder on this machine, or ngshare,
+which the hub then runs as a managed service. Each server runs as its user's system account (LocalProcessSpawner),
+a student's on their home, an instructor's on the course folder (what each role gets: docs/running-a-class.md).
 """
 
 import json
@@ -22,24 +18,21 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the classroom package, beside this file
 
 from autograder.course.settings import CourseSettings, HubSettings, load_config
-from classroom.existing_hub import role_config_path
+from classroom.existing_hub import add_service, add_student_view, role_environment
 from classroom.layout import INSTRUCTORS, HubLayout, is_instructor, members
 from classroom.limits import announce, configure_limits, confine_service
 from classroom.provision import NGSHARE_USER
-from classroom.student_view import VIEW_FOLDER, VIEW_VARIABLE
 
 c = get_config()  # noqa: F821 (JupyterHub provides get_config)
 hub = HubSettings(config=load_config())  # this checkout's nbgrader_config.py, then make hub's variables
 layout = HubLayout(Path(hub.prefix))
-# Each managed service ends with the hub's process (a hub killed by SIGKILL or for memory left them running as root
-# beside those its next start runs): setpriv (util-linux) has the kernel send the service SIGTERM when the hub dies.
+# Each managed service ends with the hub's process, even a killed one; this and SIGINT's default below:
+# docs/running-a-class.md (Serving it).
 if shutil.which("setpriv") is None:
     raise SystemExit("the hub starts its services under setpriv (util-linux), which is not installed: install it "
                      "(Debian/Ubuntu: apt-get install util-linux), then start the hub again")
 WITH_THE_HUB = ["setpriv", "--pdeathsig", "TERM", "--"]
-# JupyterHub stops each service with SIGINT, then waits 30 s before SIGTERM. A hub started with SIGINT ignored (a
-# background job of a script: `make hub &`) passed the ignore on to its services and took 64 s to stop, one service
-# after the other; started from here on, they take SIGINT's default. (The hub handles SIGINT itself all the same.)
+# JupyterHub stops each service with SIGINT: a hub started with it ignored (`make hub &`) passed that on to them.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 port = hub.port
@@ -50,11 +43,8 @@ c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{port + 1}"
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{port + 2}"
 c.ConfigurableHTTPProxy.command = [str(layout.proxy)]
 c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
-# A hub restarted in the middle of a class (an upgrade, a crash, Ctrl-C and `make hub` again) leaves every student's
-# server and kernel running (JupyterHub's default, cleanup_servers=True, stops them all as the hub exits: every
-# student loses their variables), and the proxy too, so that running servers stay reachable while the hub is away.
-# The hub's next start, on the same state, finds its servers again in its database, ends the proxy its pid file names
-# and starts a fresh one with every route (tests/browser/test_classroom_hub.py restarts both mid-class).
+# A hub restarted mid-class leaves every student's server, kernels and the proxy running (JupyterHub's default stops
+# them all: every student loses their variables); its next start finds them again (docs/running-a-class.md).
 c.JupyterHub.cleanup_servers = False
 c.JupyterHub.cleanup_proxy = False
 c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
@@ -86,9 +76,8 @@ c.Spawner.environment = {"PATH": f"{layout.env / 'bin'}:/usr/local/bin:/usr/bin:
 # Each student's memory, CPU and processes (make hub's MEM_LIMIT, CPU_LIMIT, TASKS_LIMIT): a cgroup per student, or one
 # line saying why not; their home's size (DISK_LIMIT).
 announce(configure_limits(c, hub, home_images=layout.home_images))
-# A kernel idle for KERNEL_CULL_IDLE seconds (default 30 min: a class's break) is shut down by its server, unless a
-# notebook tab is still connected to it (cull_connected) or it is running a cell (cull_busy): the notebooks a
-# student closed without shutting down give their memory back, and no open notebook loses its variables.
+# A kernel idle for KERNEL_CULL_IDLE seconds is shut down by its server, unless a notebook tab is still connected to
+# it or it is running a cell (this culling and the idle servers' below: docs/running-a-class.md, Idle culling).
 kernel_cull_idle = hub.kernel_cull_idle
 if kernel_cull_idle > 0:
     c.Spawner.args = [
@@ -102,10 +91,7 @@ if kernel_cull_idle > 0:
 def role_settings(spawner) -> None:
     """Before a server starts: the course folder and the instructors' tools, or the home and a student's."""
     instructor = is_instructor(spawner.user.name)
-    environment = {**spawner.environment, "JUPYTER_CONFIG_PATH": role_config_path(layout, instructor)}
-    if instructor:  # `python -m autograder` and the formgrader's settings import the course's own packages
-        environment["PYTHONPATH"] = str(layout.course)
-    spawner.environment = environment
+    spawner.environment = role_environment(layout, instructor, spawner.environment)
     spawner.notebook_dir = str(layout.course) if instructor else "~"
     if instructor:  # grading runs the whole class's notebooks: no student limit
         spawner.mem_limit = spawner.cpu_limit = spawner.tasks_limit = spawner.disk_limit = None
@@ -116,45 +102,32 @@ c.Spawner.pre_spawn_hook = role_settings
 if hub.extra_config:
     load_subconfig(hub.extra_config)  # noqa: F821 (JupyterHub provides load_subconfig)
 
-# A server with no activity for CULL_IDLE seconds (default an hour, as Zero to JupyterHub's culler: longer than a
-# lesson's pause, short enough that a class's forgotten servers give back their memory; 0: never) is stopped by
-# jupyterhub-idle-culler, a hub service; the student's files stay in their home, a new login starts a fresh server.
+# A server with no activity for CULL_IDLE seconds is stopped by jupyterhub-idle-culler, a hub service.
 cull_idle = hub.cull_idle
 if cull_idle > 0:
-    services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []  # the extra config's
-    roles = c.JupyterHub.load_roles if isinstance(c.JupyterHub.load_roles, list) else []
-    c.JupyterHub.services = [*services, {
+    roles = c.JupyterHub.load_roles if isinstance(c.JupyterHub.load_roles, list) else []  # the extra config's
+    add_service(c, {
         "name": "idle-culler",
         "command": [*WITH_THE_HUB, str(layout.python), "-m", "jupyterhub_idle_culler", f"--timeout={cull_idle}",
                     f"--cull-every={max(1, min(300, cull_idle // 2))}"],
-    }]
+    })
     c.JupyterHub.load_roles = [*roles, {
         "name": "idle-culler",
         "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
         "services": ["idle-culler"],
     }]
 
-# Each student's due dates, extension and edition (classroom/publish_student_view.py): published every
-# DUE_DATES_EVERY seconds (default 30) by a service run as root from this repository (as this file is), which alone
-# reads the course folder and the roster's languages; each student's server rewrites ~/DUE_DATES.md from it as often.
-due_dates_every = str(hub.due_dates_every)
-c.Spawner.environment[VIEW_VARIABLE] = str(layout.prefix / VIEW_FOLDER)
-c.Spawner.environment["TFCOURSE_DUE_DATES_REFRESH"] = due_dates_every
-services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []  # the extra config's, the culler
-c.JupyterHub.services = [*services, {
-    "name": "student-view",
-    "command": [*WITH_THE_HUB, str(layout.python), "-m", "classroom.publish_student_view",
-                "--prefix", str(layout.prefix), "--state", str(state), "--every", due_dates_every],
-    "environment": {"PYTHONPATH": str(Path(__file__).resolve().parents[1])},
-}]
+# Each student's due dates, extension and edition, published by a service run as root from this repository (as this
+# file is), which alone reads the course folder and the roster's languages (classroom/publish_student_view.py).
+add_student_view(c, layout, [*WITH_THE_HUB, str(layout.python)], state, hub.due_dates_every,
+                 str(Path(__file__).resolve().parents[1]))
 
 if layout.exchange_kind() == "ngshare":
     ngshare = f"http://127.0.0.1:{port + 3}"
     # Its memory in a cgroup of its own (make hub's NGSHARE_MEM_LIMIT), which its launcher joins.
     confined, line = confine_service(NGSHARE_USER, hub)
     announce(line)
-    services = c.JupyterHub.services if isinstance(c.JupyterHub.services, list) else []  # the extra config's
-    c.JupyterHub.services = [*services, {
+    add_service(c, {
         "name": "ngshare",
         "url": ngshare,
         "user": NGSHARE_USER,
@@ -168,6 +141,6 @@ if layout.exchange_kind() == "ngshare":
             "--database", f"sqlite:///{layout.ngshare_state / 'ngshare.db'}",
             "--storage", f"{layout.ngshare_state / 'files'}/",
         ],
-    }]
+    })
     # Each server's nbgrader reaches the service directly (its path keeps the hub's prefix).
     c.Spawner.environment[CourseSettings.variable("ngshare_url")] = f"{ngshare}/services/ngshare"

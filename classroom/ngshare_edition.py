@@ -1,19 +1,12 @@
 """The Chinese edition on the ngshare exchange: released inside the assignment, fetched in the English one's place.
 
-ngshare stores an assignment as a list of files, each with its path. Releasing (``EditionRelease``,
-formgrader's *Release* on the ngshare hub) uploads the English release as ngshare-exchange does, and each
-translated release of the assignment (``notebooks_zh/<assignment>/`` in the course, as
-:class:`classroom.fetch_edition.EditionRelease` reads it) under ``.editions/<language>/`` in the same
-assignment: nothing to serve beside ngshare, so it works wherever ngshare does (one machine or Kubernetes).
-
-Fetching (``EditionFetch``) writes the English files as ngshare-exchange does and never writes
-``.editions/``; for a student whose edition is Chinese (their own ``c.EditionFetch.edition``, else the
-roster's, :mod:`classroom.student_view`), the Chinese notebook replaces each notebook this fetch created
-(one the student already had, with their work in it, is never replaced). The Assignments tab's list
-(``EditionList``) and the submit's check of which notebooks were released
-(``classroom.student_submit.CheckedNgshareSubmit``) leave ``.editions/`` out, so neither shows a
-translated notebook as one more notebook of the assignment. Grading, feedback and export are unchanged: the
-translated notebook has the English one's cells, grade ids and code (``tests/test_edition_grading.py``).
+ngshare stores an assignment as a list of files, each with its path. Releasing (``EditionRelease``) uploads the
+English release as ngshare-exchange does, and each translated release (``notebooks_zh/<assignment>/``, as
+:class:`classroom.fetch_edition.EditionRelease` reads it) under ``.editions/<language>/`` in the same assignment:
+nothing to serve beside ngshare, so it works wherever ngshare does (one machine or Kubernetes). Fetching
+(``EditionFetch``) never writes ``.editions/``; for a student of the Chinese edition (``c.EditionFetch.edition``,
+else the roster's), the Chinese notebook replaces each notebook this fetch created, never one the student had.
+The Assignments tab's list (``EditionList``) and the submit's check leave ``.editions/`` out.
 
 The classes are made on first use, as ``ngshare_exchange`` is imported only where the hub's settings name it
 (its import reads the user's name). They keep the filesystem hub's class names, so that a student's own

@@ -64,11 +64,8 @@ RUNTIME_PARTS = (
     "nbgrader_config.py",
     "classroom/kernel_ports.py",  # a kernel restarts on new ports, and one that does not answer is restarted
 )
-# The exchange's course folder and its parts: root:instructors, so that no student can create,
-# rename or replace them (before a release or after); nbgrader's own modes for a group-shared
-# course, and the sticky bit on the inbound folder, so that a student removes or renames no
-# hand-in but their own. Students read outbound/, write into inbound/ without listing it, and
-# open their feedback page by its name without listing feedback/.
+# The exchange's course folder and its parts, root:instructors so that no student can create, rename or replace
+# them; what each mode lets a student do: docs/running-a-class.md (What the prefix holds).
 EXCHANGE_COURSE_MODES = {".": 0o2775, "outbound": 0o2775, "inbound": 0o3773, "feedback": 0o2771}
 # Which of nbgrader's parts each role gets: server extensions, and the lab plugins that use them.
 STUDENT_SERVER_EXTENSIONS = {
@@ -114,26 +111,19 @@ def build_env(env: Path, pins: tuple[str, ...], requirements: str, *overrides: s
         subprocess.run([BASE_PYTHON, "-m", "venv", str(env)], check=True)
     constraints = env / "constraints.txt"
     constraints.write_text(hub_constraints(*overrides))
-    install_pinned(python, REPO / requirements, constraints)
-    if no_deps:
-        subprocess.run([*pip_install(python), "--no-deps", "-r", str(REPO / no_deps)], check=True)
-    remove_unwanted(python)
+    install_pinned(python, REPO / requirements, constraints, no_deps)
     stamp.write_text(value)
 
 
-def pip_install(python: Path) -> list[str]:
-    return [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-
-
-def install_pinned(python: Path, requirements: Path, constraints: Path) -> None:
-    """``requirements`` into ``python``'s environment, each package at the version ``constraints`` pins."""
-    subprocess.run([*pip_install(python), "-r", str(requirements), "-c", str(constraints)], check=True)
-
-
-def remove_unwanted(python: Path) -> None:
-    """Uninstall what requirements-removed.txt lists (a package that only slows every start), as make install does."""
-    uninstall = [str(python), "-m", "pip", "uninstall", "--quiet", "--disable-pip-version-check", "--yes"]
-    subprocess.run([*uninstall, "-r", str(REPO / "requirements-removed.txt")], check=True)
+def install_pinned(python: Path, requirements: Path, constraints: Path, no_deps: str = "") -> None:
+    """``requirements`` into ``python``'s environment, each package at the version ``constraints`` pins, then
+    ``no_deps`` without their dependencies; then what requirements-removed.txt lists (a package that only slows
+    every start) uninstalled, as make install does."""
+    pip = [str(python), "-m", "pip", "--disable-pip-version-check"]
+    subprocess.run([*pip, "install", "--quiet", "-r", str(requirements), "-c", str(constraints)], check=True)
+    if no_deps:
+        subprocess.run([*pip, "install", "--quiet", "--no-deps", "-r", str(REPO / no_deps)], check=True)
+    subprocess.run([*pip, "uninstall", "--quiet", "--yes", "-r", str(REPO / "requirements-removed.txt")], check=True)
 
 
 def make_ngshare_state(layout: HubLayout) -> None:
@@ -400,9 +390,7 @@ def main() -> None:
     parser.add_argument("--remove-accounts", action="store_true",
                         help="instead: remove the system users provision and the roster made (no other)")
     parser.add_argument("--remove-homes", action="store_true", help="with --remove-accounts: their homes too")
-    logs.add_options(parser)
-    args = parser.parse_args()
-    logs.configure(args.log_level)
+    args = logs.parse_args(parser)
     if args.remove_accounts:
         return remove_class_accounts(HubLayout(args.prefix.resolve()), args.remove_homes)
     provision(HubLayout(args.prefix.resolve()), args.instructor, args.refresh_course, args.exchange)

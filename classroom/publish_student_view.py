@@ -1,16 +1,12 @@
 """The hub's ``student-view`` service: each student's due dates, extension and edition, published for them alone.
 
-Students cannot read the course folder (``due_dates.csv``, ``extensions.csv``), nor the hub's state
-(the roster's languages, ``state/languages.json``, written by :mod:`classroom.roster`). This service,
-which JupyterHub starts and stops with itself (``classroom/jupyterhub_config.py``), reads them as root
-every ``--every`` seconds and writes ``<prefix>/student-view/<student>.json`` for every member of the
-students' group, when it changed: root's, in the student's own group (Debian gives each user a group of
-their own), 0640, in a folder nobody can list (0711). Each student's server turns it into
-``~/DUE_DATES.md`` (:mod:`classroom.due_dates_view`). A hub-managed service rather than a step of the
-instructor's: a date the instructor changes reaches every student within a minute, with nothing to run.
-
-An unreadable file (a date that does not parse, a link) is reported in the hub's log and the last good
-views stay published.
+Students cannot read the course folder (``due_dates.csv``, ``extensions.csv``), nor the hub's state (the roster's
+languages, written by :mod:`classroom.roster`). This service, which JupyterHub starts and stops with itself, reads
+them as root every ``--every`` seconds and writes ``<prefix>/student-view/<student>.json`` for every member of the
+students' group, when it changed (who may read it: docs/running-a-class.md); each student's server turns it into
+``~/DUE_DATES.md`` (:mod:`classroom.due_dates_view`). A service, not a step of the instructor's: a changed date
+reaches every student within a minute, with nothing to run. An unreadable file (a date that does not parse, a link) is
+reported in the hub's log and the last good views stay published.
 """
 
 import argparse
@@ -112,9 +108,7 @@ def main() -> None:
     parser.add_argument("--prefix", type=Path, default=DEFAULT_PREFIX)
     parser.add_argument("--state", type=Path, help="the hub's state folder (default: state/ under the prefix)")
     parser.add_argument("--every", type=float, default=30.0, help="seconds between two looks (default 30)")
-    logs.add_options(parser)
-    args = parser.parse_args()
-    logs.configure(args.log_level)
+    args = logs.parse_args(parser)
     layout = HubLayout(args.prefix)
     state = args.state or layout.state
     while True:

@@ -93,9 +93,7 @@ def main() -> None:
         "--prefix", type=Path, default=DEFAULT_PREFIX, help=f"the hub's prefix (default {DEFAULT_PREFIX})"
     )
     parser.add_argument("--passwords", action="store_true", help="give each new student a password (PAM login)")
-    logs.add_options(parser)
-    args = parser.parse_args()
-    logs.configure(args.log_level)
+    args = logs.parse_args(parser)
     students = read_roster(args.roster)
     given = add_students(HubLayout(args.prefix), students, args.passwords)
     languages = read_languages(args.roster)

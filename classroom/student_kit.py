@@ -1,14 +1,10 @@
 """``python -m classroom.student_kit [--output DIR]``: the student kit, the zip a class gets instead of the repo.
 
 The kit holds what a student needs and nothing an instructor keeps, under one folder
-(``transformers-from-scratch-student-kit-<version>/``): the release notebooks of both editions
-(``notebooks/``, ``notebooks_zh/``), the helper package (``tfcourse/``, its message catalogs
-included) with a ``pyproject.toml`` for it alone, the AG News sample and its licence (``data/``),
-the course's licences, the pins a student's environment needs (``requirements.txt``, taken from
-the repository's, with ``requirements-lock.txt`` as ``constraints.txt``), a ``README.md`` and
-``start.py``, which sets the kit up in its own ``.venv`` and opens JupyterLab (both from
-``classroom/kit/``). It holds no solution, no hidden test and no reference answer: the builder
-refuses to write a kit that would (:mod:`classroom.kit_secrets`).
+(``transformers-from-scratch-student-kit-<version>/``); what it holds: docs/instructors.md (the student kit). The
+pins are the repository's ``requirements.txt``, with ``requirements-lock.txt`` as ``constraints.txt``; ``README.md``
+and ``start.py`` come from ``classroom/kit/``. The builder refuses to write a kit that would hold a solution, a
+hidden test or a reference answer (:mod:`classroom.kit_secrets`).
 """
 
 import argparse

@@ -47,7 +47,7 @@ def ensure_user(name: str, group: str) -> bool:
     if made:
         subprocess.run(["useradd", "--create-home", "--user-group", "--shell", "/bin/bash", "--groups", group, name],
                        check=True)
-    elif group not in groups_of(name):
+    elif name not in grp.getgrnam(group).gr_mem:
         subprocess.run(["usermod", "--append", "--groups", group, name], check=True)
     Path(pwd.getpwnam(name).pw_dir).chmod(0o700)
     return made
@@ -61,10 +61,6 @@ def ensure_service_user(name: str) -> bool:
         subprocess.run(["useradd", "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
                         "--shell", "/usr/sbin/nologin", name], check=True)
     return made
-
-
-def groups_of(name: str) -> set[str]:
-    return {group.gr_name for group in grp.getgrall() if name in group.gr_mem}
 
 
 def set_password(name: str, password: str) -> None:

@@ -1,14 +1,9 @@
 """``python -m editions status LANGUAGE``, ``todo LANGUAGE ASSIGNMENT``, ``release LANGUAGE`` and ``messages LANGUAGE``.
 
-``status`` counts, per notebook, the Markdown cells translated, stale (the English changed since)
-and missing. ``todo`` prints each stale or missing cell of one notebook, its id, the hash to record
-and the English to translate, in the order of the notebook. ``release`` writes the translated
-student release, ``notebooks_LANGUAGE/`` (``make release`` runs it), and names the notebooks whose
-cells it had to leave in English. ``messages`` brings the message catalogs (``tfcourse/locale/LANGUAGE/*.po``)
-up to date with the English the notebooks and :mod:`tfcourse` print and draw, the grader's catalogs of
-the hidden tests' messages (``autograder/locale/LANGUAGE/*.po``) with the hidden tests, and those of the
-feedback page's and the hub's words (``autograder/pipeline/locale/``, ``classroom/locale/``), and counts what
-is left to translate.
+Each command's ``--help`` says what it does; docs/editions.md, when to run it. ``messages`` brings every catalog up
+to date: the notebooks' and :mod:`tfcourse`'s (``tfcourse/locale/LANGUAGE/*.po``), the hidden tests' messages
+(``autograder/locale/LANGUAGE/*.po``), the feedback page's and the hub's words (``autograder/pipeline/locale/``,
+``classroom/locale/``).
 """
 
 import argparse

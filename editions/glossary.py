@@ -1,28 +1,10 @@
 """The glossary check: where an English cell uses a glossary term, its translation uses the glossary's term.
 
-An English term is found in a cell's prose (code, maths and link targets cut out, see
-:func:`editions.markup.prose`) as a whole word or phrase, in any case, in the singular or plural
-(``query``/``queries``, ``batch``/``batches``), with a hyphen, a space or a line break between its
-words (``warm-up``, ``warm up``) and British or American spelling (``normalisation``). Longer terms
-are found first and hide the words they contain: ``key-value cache`` asks for 键值缓存, not also 键
-and 值; ``rotary position embedding`` does not ask for 嵌入.
-
-The translation must then contain the Chinese term, or one of its accepted forms: the text before
-a full-width parenthesis (暂退法 for 暂退法（dropout）), the English in it (dropout), or a form the
-glossary lists under ``also``; and none of the variants listed under ``not`` (层规范化 for 层归一化),
-except those marked as wrong in one sense only (``标记（指词元时）``), which no program can tell.
-The variants listed under ``never`` are wrong in every cell, whatever its English says (评分标准, a
-grading rubric, is never a model's metric or score; 解码器栈 is never a stack of layers).
-An entry ``{en: A / B, zh: 甲 / 乙}`` is two terms, A -> 甲 and B -> 乙; ``{en: A / B, zh: 甲}`` is two
-English terms with the same Chinese term.
-
-A term with a ``gloss`` (``{en: token, zh: 词元, gloss: 词元（token）}``) is glossed once per notebook:
-:func:`gloss_problems` asks that the first 词元 of each notebook's translation, in cell order, be
-written 词元（token）, and that no later one be.
-
-An English word can be used in another sense than the glossary's (a mask that *masks*, the "values"
-of a tensor, the model's output *head*): ``glossary_exceptions.yaml`` beside the glossary lists,
-per notebook and cell id, the terms not to check there, each with the reason.
+How a term is found in the prose (:func:`editions.markup.prose`), what the translation must hold, and the ``not``,
+``never``, ``gloss`` and exceptions lists: docs/editions.md. Longer terms are found first and hide the words they
+contain: ``key-value cache`` asks for 键值缓存, not also 键 and 值. A variant marked as wrong in one sense only
+(``标记（指词元时）``) is not checked, since no program can tell the sense. An entry ``{en: A / B, zh: 甲 / 乙}`` is
+two terms, A -> 甲 and B -> 乙; ``{en: A / B, zh: 甲}`` is two English terms with the same Chinese term.
 """
 
 import re

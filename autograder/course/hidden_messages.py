@@ -1,15 +1,11 @@
 """The hidden tests' messages in the student's language, put in as the grader runs them.
 
-The visible tests translate their messages in the kernel (:func:`tfcourse.messages.tr`, with the
-catalogs that ship with :mod:`tfcourse`). The hidden tests cannot: a catalog of their messages in
-the package would hand every student the hidden tests' wording before the deadline. Their
-translations live here instead, in ``autograder/locale/<edition>/<assignment>.po``, which students
-never get, and reach the kernel inside the hidden tests themselves: when a submission of another
-edition is graded, each message literal of a hidden-test block is replaced by its translation
-(``f"hidden output {q_shape}"`` becomes ``f"隐藏测试：查询形状为 {q_shape} 时的输出"``), the same expressions in its
-fields. The kernel then sees nothing the English hidden tests would not have shown it, and the
-feedback's scrubber treats the translated lines as it treats the English ones
-(:meth:`autograder.pipeline.commands.feedback.Secrets.of_course`).
+The hidden tests' translations live in ``autograder/locale/<edition>/<assignment>.po``, which students never get
+(a catalog in :mod:`tfcourse` would hand them the hidden tests' wording before the deadline), and reach the kernel
+inside the hidden tests themselves: when a submission of another edition is graded, each message literal of a
+hidden-test block is replaced by its translation, the same expressions in its fields, so the kernel sees nothing the
+English hidden tests would not have shown it and the feedback's scrubber treats the translated lines as the English
+ones (:meth:`autograder.pipeline.commands.feedback.Secrets.of_course`; docs/editions.md).
 
 A message literal is, in a hidden-test block: the name (first argument, or ``name=``) and
 ``hint=`` of a check (``check_close``, ...); an ``assert``'s message; the message of an exception

@@ -1,14 +1,10 @@
 """The job ``grade`` runs in a zygote child: nbgrader's autograde of one student in a course copy.
 
-The course copy holds only the one submission; it and its gradebook (the assignment's
-definition, hidden tests included) lie in this process's own folder, outside the kernels'
-view. Kernels are forked by a kernel zygote (:mod:`autograder.isolated.kernelstub`), which runs, when
-bubblewrap is there, in a sandbox whose only writable folder holds the kernel's working
-folder (the submission's files other than its notebooks), its connection file and its log:
-the student's code sees neither the autograded notebook, into which nbgrader puts the hidden
-tests back before running it, nor the course, the gradebooks or the other submissions.
-nbgrader itself (this process) runs in a sandbox of its own. Neither has a network: the
-kernel's channels are Unix sockets in the kernel's folder (zmq's ipc transport).
+The course copy holds only the one submission; it and its gradebook (the assignment's definition, hidden tests
+included) lie in this process's own folder, outside the kernels' view (the kernels, forked by a kernel zygote:
+:mod:`autograder.isolated.kernelstub`; what each side sees: :mod:`autograder.pipeline.job.kernel_run` and
+docs/maintainers.md, The sandbox). nbgrader itself (this process) runs in a sandbox of its own. Neither has a
+network: the kernel's channels are Unix sockets in the kernel's folder (zmq's ipc transport).
 """
 
 import os

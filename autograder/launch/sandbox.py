@@ -1,16 +1,8 @@
 """A filesystem and process sandbox for student code, with bubblewrap (``bwrap``) when installed.
 
-The grader's zygotes (:mod:`autograder.launch.zygote`), and so every kernel and clean re-run they
-fork, live in such a sandbox. Inside, a process sees the system's programs and libraries,
-the Python environment and the course's helper package, all read-only, and one writable
-folder (the zygote's scratch, which holds the current submission's working folder only). It
-does not see the repository (``solutions/``), the gradebooks, the notebook nbgrader runs
-(hidden tests put back in), the clean re-run's plan or the other submissions; it
-has its own process namespace, so it cannot signal the grader, its own network namespace
-with nothing but a loopback of its own, so it can send nothing anywhere, and no
-capabilities, even when the grader runs as root.
-Without ``bwrap`` grading still works, with only the limits of :mod:`autograder.launch.limits`;
-``grade`` then says so.
+The grader's zygotes (:mod:`autograder.launch.zygote`), and so every kernel and clean re-run they fork, live in
+such a sandbox; what a process sees and cannot do there: docs/maintainers.md (The sandbox). Without ``bwrap``
+grading still works, with only the limits of :mod:`autograder.launch.limits`; ``grade`` then says so.
 """
 
 import os

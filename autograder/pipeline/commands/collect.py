@@ -1,26 +1,11 @@
 """``collect``: an LMS download (zip or folder) into nbgrader's ``submitted/<student>/<assignment>/`` layout.
 
-Namings recognised, first match wins:
-
-- Moodle (*Download all submissions*): ``<Full Name>_<participant id>_assignsubmission_file_/<notebook>.ipynb``
-  (one folder per student), or the same prefix before the file name in one flat folder. With
-  blind marking the name is ``Participant`` and the student becomes ``Participant_<id>``.
-- Canvas (*Download Submissions*): ``<sortable name>[_LATE]_<user id>_<file id>_<notebook>.ipynb``
-  (an anonymous download has ``anon_<id>`` instead of name and user id; lib/content_zipper.rb,
-  ``get_filename`` and ``add_upload_submission``, in instructure/canvas-lms).
-- Any ``<student>_<anything>_<notebook>.ipynb``, or ``<student folder>/<...>/<notebook>.ipynb``.
-
-In each, the notebook's name may be a copy's, as an LMS or a browser names it (``01_attention
-(1).ipynb``, ``01_attention-2.ipynb``: :mod:`autograder.pipeline.exchange.handin_names`); of one student's
-files for a notebook, the one that ranks first there is taken (its own name, else the latest copy,
-else the newest file), and the others are listed. ``--pattern`` takes any regular expression with
-a ``student`` group instead (the file name must still end in a notebook's name or a copy's). Every
-file is accounted for: collected, not taken, unmatched, unreadable (unreadable files are still
-collected, so that ``grade`` reports them too) or refused: a link, a pipe, a device or a file over
-the size limit (:mod:`autograder.pipeline.exchange.handins`) is never read, and is listed in
-``grading/refused_handins.json`` for ``export``. What the LMS's names tell about each student (Canvas user
-id, Moodle participant id per assignment, the name) is kept in ``grading/lms_students.json``,
-so that ``export --format canvas|moodle`` (:mod:`autograder.lms`) can give the LMS back its own identifiers.
+Namings recognised, first match wins: Moodle's (*Download all submissions*, a folder or a prefix per student; with
+blind marking the student becomes ``Participant_<id>``), Canvas's (*Download Submissions*; an anonymous download has
+``anon_<id>`` instead of name and user id: lib/content_zipper.rb, ``get_filename`` and ``add_upload_submission``, in
+instructure/canvas-lms), any ``<student>_<anything>_<notebook>.ipynb`` or ``<student folder>/<...>/<notebook>``, or
+``--pattern``. What is taken, listed and refused, and what ``grading/lms_students.json`` keeps for ``export``:
+docs/instructors.md (collect).
 """
 
 import json

@@ -227,10 +227,6 @@ def is_released(result: SubmissionResult, releases: dict[str, str]) -> bool:
     return releases.get(submission_key(result)) == result.digest
 
 
-def is_held(result: SubmissionResult, releases: dict[str, str]) -> bool:
-    return result.status == Status.FLAGGED and not is_released(result, releases)
-
-
 def selects(selector: str, result: SubmissionResult) -> bool:
     """Whether ``STUDENT`` or ``STUDENT/ASSIGNMENT`` names ``result``."""
     student, _, assignment = selector.partition("/")
@@ -284,7 +280,7 @@ def write_feedback(course: Course, students: list[str] | None = None) -> Feedbac
             continue
         if not result.tests:
             continue
-        if is_held(result, releases):
+        if result.status == Status.FLAGGED and not is_released(result, releases):
             shutil.rmtree(folder, ignore_errors=True)
             run.held.append(result)
             continue

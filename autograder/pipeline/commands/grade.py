@@ -176,7 +176,9 @@ def grade(course: Course, options: GradeOptions = GradeOptions(), executor: Exec
     """Grade the submissions in the course's ``grading/submitted`` on ``executor`` (None: a process pool of
     ``options.jobs``); the results of this run."""
     course.grading.gradebook.parent.mkdir(parents=True, exist_ok=True)
-    report_cleared(clear_left_behind())
+    if cleared := clear_left_behind():
+        log.warning(f"removed {len(cleared)} temporary folder(s) that a grade run left when it was stopped before its "
+                    f"end (killed, or the machine went down): {', '.join(map(str, cleared))}")
     run = RunFolder()
     own_executor = executor is None
     executor = executor or ProcessPoolExecutor(max_workers=max(1, options.jobs), initializer=join_run,
@@ -191,9 +193,3 @@ def grade(course: Course, options: GradeOptions = GradeOptions(), executor: Exec
         if own_executor:
             executor.shutdown()
         run.close()
-
-
-def report_cleared(folders: list[Path]) -> None:
-    if folders:
-        log.warning(f"removed {len(folders)} temporary folder(s) that a grade run left when it was stopped before its "
-                    f"end (killed, or the machine went down): {', '.join(map(str, folders))}")

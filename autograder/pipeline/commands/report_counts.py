@@ -1,19 +1,11 @@
 """Which notebooks the class report covers, and how each student counts there: one rule for every chart and table.
 
-A notebook is reported once someone has handed it in and ``grade`` has graded it; the others are
-left out, each with why (not due yet, no due date, past its due date, handed in but not graded).
-In a reported notebook every student of the class (everyone with a grader's result) is in exactly
-one state:
-
-- *handed in* (``graded``, ``flagged``, ``unreadable``, ``timed out``, ``crashed``): counted, with the
-  points the grader awarded;
-- *missing*: nothing handed in and the notebook is due (its due date has passed, or it has none):
-  counted, with 0 points and every test failed;
-- *not yet handed in*: nothing handed in and the due date is still ahead: not counted;
-- *not graded yet*: handed in, but ``grade`` has not graded it: not counted, listed to look at.
-
-The histogram, the failure heatmap, the failure table and the status table all count the same
-students, so a notebook's number of students is one number everywhere on the page.
+A notebook is reported once someone has handed it in and ``grade`` has graded it; in a reported notebook every
+student of the class (everyone with a grader's result) is in exactly one state: *handed in* (counted with the
+points awarded), *missing* (due, nothing handed in: 0 points, every test failed), *not yet handed in* or *not
+graded yet* (not counted). The rule as the instructor reads it: docs/instructors.md (report). The histogram, the
+failure heatmap, the failure table and the status table all count the same students, so a notebook's number of
+students is one number everywhere on the page.
 """
 
 from dataclasses import dataclass

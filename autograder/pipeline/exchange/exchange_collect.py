@@ -6,26 +6,10 @@ folder belongs to another account ("cheating attempt?"), follows links while cop
 the instructor's solution is collected as the solution), and stops for everyone on a name it
 cannot parse. This class replaces it through nbgrader's ``ExchangeFactory.collect`` (set by
 :func:`autograder.course.settings.configure`), so formgrader's *Collect* button and ``nbgrader
-collect`` both use it:
-
-- every hand-in is copied by :func:`autograder.pipeline.exchange.handins.copy_handin`: plain files and
-  folders only, within the instructor's limits, and (``owner_must_match``, on the hub) every
-  inode owned by the account of the student the folder names;
-- its time is the server's (the latest change time in the hand-in), written to the collected
-  ``timestamp.txt`` in place of the student's;
-- one without a well-formed ``submission_secret.txt`` (its feedback page could not be named), or
-  with a folder named ``timestamp.txt`` or like a notebook, is refused
-  (:func:`autograder.pipeline.exchange.submission_marks.check_handin_marks`);
-- the latest hand-in that passes counts: a refused one never replaces an earlier good one;
-- what one student can cost is bounded: only their newest ``max_handins`` hand-ins (by the
-  server's change time) are looked at, the older ones refused in one line; each is measured
-  without reading a file (its bytes counted as the larger of size and disk taken) and refused
-  before a byte is copied when over the limits; they are tried newest first and the first that
-  passes is the one staged, so collect holds at most one staged copy (at most ``max_bytes``) at a
-  time; a full disk fails that hand-in (left in the exchange for the next collect) and keeps the
-  copy already collected;
-- each refusal is logged (without the folder's random part, which would let a reader of the log
-  find the hand-in) and kept in ``grading/refused_handins.json``, which ``export`` lists.
+collect`` both use it. Each hand-in is copied by :func:`autograder.pipeline.exchange.handins.copy_handin`
+at the server's time; the newest ``max_handins`` are measured without reading a file and tried newest first, and
+the first that passes is the one staged (one staged copy at a time); a refused one never replaces an earlier good
+one. The threat each rule answers: docs/running-a-class.md (Threat model).
 """
 
 import errno

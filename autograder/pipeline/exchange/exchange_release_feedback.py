@@ -7,19 +7,10 @@ hand) stops it with a traceback, and every student after that one gets nothing. 
 where each page went (``feedback/<hash>.html``), and that name is all that keeps a student's
 page from the others. This class replaces it through ``ExchangeFactory.release_feedback`` (set
 by :func:`autograder.course.settings.configure`), so formgrader's release-feedback button and
-``nbgrader release_feedback`` both use it:
-
-- each student's feedback folder is checked whole before any page of it is copied: a folder, its
-  pages plain files, both marks readable and the secret well formed (:mod:`.submission_marks`);
-- a student whose feedback fails a check, or whose copy fails, is skipped with the reason logged,
-  and the others get theirs;
-- the log names the student, the assignment, the notebook and the hand-in's time, never the
-  page's name in the exchange nor the secret;
-- it ends with a summary line; when a student was skipped that line is an error: the command
-  exits 1, and formgrader shows its error window, whose log lists who got feedback and who was
-  skipped and why (each released page is in the exchange all the same).
-
-Only the filesystem exchange: on the ngshare hub, ngshare's own exchange classes replace this one.
+``nbgrader release_feedback`` both use it: each student's folder is checked whole
+(:mod:`.submission_marks`) before any page of it is copied, one that fails is skipped with its reason, and the log
+never names a page or a secret (what the instructor sees: docs/running-a-class.md). Only the filesystem exchange:
+on the ngshare hub, ngshare's own exchange classes replace this one.
 """
 
 import glob

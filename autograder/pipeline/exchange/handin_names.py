@@ -15,18 +15,11 @@ A student hands in ``01_attention.ipynb``, but the file that arrives often bears
   ``01_attention-1.ipynb``, ``01_attention-2.ipynb``, and ``01_attention (1)-1.ipynb`` for a
   browser's copy submitted twice.
 
-The per-student prefixes of the LMS downloads (Canvas's ``<sortable name>[_LATE]_<user id>_<file
-id>_``, Moodle's ``<Full Name>_<participant id>_assignsubmission_file_``) are
-:mod:`autograder.pipeline.commands.collect`'s business; here is the notebook's part of a name, and which
-file of a hand-in folder ``grade`` and ``sanitize`` take.
-
-Which copy is taken, when a hand-in holds several: the notebook's own name first (what nbgrader
-itself grades); otherwise the latest copy, the one with the highest number (Canvas's ``-N`` first,
-as Canvas numbers a name that may already hold a browser's ``(N)``); between equal numbers, the
-newest file. Any other name, however close (``01_attention_old.ipynb``, ``01_attention
-copy.ipynb``, another notebook's copy), is never taken, only listed. A name is a student's text:
-it is matched, never used as a path beyond the one folder, and shown through
-:func:`~autograder.pipeline.exchange.handins.safe_name`.
+The LMS downloads' per-student prefixes are :mod:`autograder.pipeline.commands.collect`'s business; here is the
+notebook's part of a name, and which file of a hand-in folder ``grade`` and ``sanitize`` take (which copy ranks
+first: docs/instructors.md, Copies' names; Canvas's ``-N`` counts before a browser's ``(N)``, as Canvas numbers a
+name that may already hold one). A name is a student's text: it is matched, never used as a path beyond the one
+folder, and shown through :func:`~autograder.pipeline.exchange.handins.safe_name`.
 """
 
 import os

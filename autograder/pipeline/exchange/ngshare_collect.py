@@ -1,27 +1,13 @@
 """nbgrader's collect from the ngshare service, trusting nothing that a student uploaded there.
 
-ngshare checks only that each path of a submission stays inside it; ngshare_exchange 0.5.3's
-collect then downloads each student's latest submission and writes its files where their paths
-say. A submission holding a folder where nbgrader reads a file (``timestamp.txt/x``: collect
-writes the server's time into ``timestamp.txt`` next, and reads it back at the next collect)
-raises in the middle of collect, for every student after it, at every try, since the submission
-is downloaded again each time; and ``--student`` is ignored, so nobody can be collected around
-it. :class:`SafeNgshareCollect` replaces it through nbgrader's ``ExchangeFactory.collect``
-(:func:`autograder.course.settings.configure` picks it where the hub's exchange is ngshare), so
-formgrader's *Collect* button and ``nbgrader collect`` both use it. It is the filesystem
-exchange's collect (:class:`~autograder.pipeline.exchange.exchange_collect.SafeExchangeCollect`, whose
-steps it inherits) reading from ngshare's API instead of the exchange folder:
-
-- each submission is checked whole before a byte of it is written (:func:`checked_files`):
-  paths inside the hand-in, plain files where nbgrader reads files (``timestamp.txt``,
-  ``submission_secret.txt``, the notebooks at the top), no path both a file and a folder, within
-  the same limits (``SafeExchangeCollect.max_bytes``, ``max_files``: one setting for both);
-- a refused one is logged without secrets and kept in ``grading/refused_handins.json``, and
-  collect goes on with the others;
-- a student's latest submission that passes counts (with ``--before-duedate``, the latest on
-  time), at ngshare's time, which the server stamps; only the newest ``max_handins`` are looked
-  at, and none that is not newer than the hand-in already collected is downloaded again;
-- ``--student`` collects that student only.
+ngshare checks only that each path of a submission stays inside it; ngshare_exchange 0.5.3's collect then writes
+each file where its path says, so one submission holding a folder where nbgrader reads a file (``timestamp.txt/x``)
+stopped collect for every student after it, at every try (it is downloaded again each time), and ``--student`` was
+ignored. :class:`SafeNgshareCollect` replaces it through ``ExchangeFactory.collect``
+(:func:`autograder.course.settings.configure`): the filesystem exchange's collect
+(:class:`~autograder.pipeline.exchange.exchange_collect.SafeExchangeCollect`, whose steps it inherits) reading
+ngshare's API, each submission checked whole before a byte of it is written (:func:`checked_files`). Its rules:
+docs/running-a-class.md (ngshare).
 """
 
 import base64

@@ -1,17 +1,12 @@
 """The clean re-run: the graded tests again, in a fresh process, with only the student's definitions.
 
-The kernel run executes the hidden tests after the student's top-level code, in the
-student's kernel. The clean re-run executes the *source* notebook in a fresh zygote child
-(:mod:`autograder.isolated.run_plan`; the child has only imported the notebook's modules, is
-sandboxed like the kernel and has no network), with each answer cell replaced by what the rule of
-:mod:`autograder.pipeline.job.kept_code` keeps of the student's answer (imports, functions, classes,
-assignments computed only from what the clean re-run has) and what it keeps of the cells the
-student added placed where the kernel saw them (:func:`added_cells`); the rest of the student's
-top-level code never runs, and nothing the student's kernel held reaches a test. A test the kernel
-passed but the clean re-run fails scores nothing; when a name was missing, its result says which
-line bound it and why that line was left out (:func:`autograder.pipeline.job.kept_code.explain`).
-It also scores the tests when the kernel run did not finish (a kernel that died, a job past its wall
-limit): a loop or a crash costs the tests that meet it, not the whole notebook.
+The kernel run executes the hidden tests after the student's top-level code, in the student's kernel. The clean
+re-run executes the *source* notebook in a fresh zygote child (:mod:`autograder.isolated.run_plan`), each answer
+cell replaced by what the rule of :mod:`autograder.pipeline.job.kept_code` keeps of the student's answer, and what
+it keeps of the cells the student added placed where the kernel saw them (:func:`added_cells`); nothing the
+student's kernel held reaches a test (the step in the grader's phases: docs/maintainers.md). It also scores the
+tests when the kernel run did not finish (a kernel that died, a job past its wall limit): a loop or a crash costs
+the tests that meet it, not the whole notebook.
 """
 
 import json

@@ -1,11 +1,9 @@
 """The kernel run: nbgrader's autograde of a submission in the student's kernel, isolated.
 
-nbgrader runs in a child of a zygote that has nbgrader loaded, on a course copy that holds
-only this submission, beside the assignment's gradebook (its definition, hidden tests
-included) in that child's private folder. Its kernels are forked by a second zygote, in a
-sandbox that sees only the kernel's working folder (the submission's other files), never the
-notebook into which nbgrader puts the hidden tests back
-(:mod:`autograder.isolated.autograde_child`, :mod:`autograder.isolated.kernelstub`). Each cell
+nbgrader runs in a child of a zygote that has nbgrader loaded, on a course copy that holds only this submission
+beside the assignment's gradebook, in that child's private folder; its kernels are forked by a second zygote, in a
+sandbox that never sees the notebook into which nbgrader puts the hidden tests back
+(:mod:`autograder.isolated.autograde_child`, :mod:`autograder.isolated.kernelstub`; docs/maintainers.md). Each cell
 stops at its limit (:mod:`autograder.pipeline.job.cell_limits`).
 """
 

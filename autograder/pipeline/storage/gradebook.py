@@ -85,13 +85,8 @@ def ensure_defined(course: Course, assignment: str) -> None:
             shutil.copy(template_gradebook(course, assignment), grading.gradebook)
         defined[assignment] = digest
         record.write_text(json.dumps(defined, indent=1))
-    set_due_date(grading.gradebook, assignment, course.due_dates().get(assignment))
-
-
-def set_due_date(db_path: Path, assignment: str, due: datetime | None) -> None:
-    """nbgrader's ``Assignment.duedate`` (naive UTC, as nbgrader keeps it), from ``due_dates.csv``."""
-    with Gradebook(sqlite_url(db_path)) as gb:
-        gb.update_or_create_assignment(assignment, duedate=naive_utc(due))
+    with Gradebook(sqlite_url(grading.gradebook)) as gb:  # nbgrader's due date, from due_dates.csv (naive UTC)
+        gb.update_or_create_assignment(assignment, duedate=naive_utc(course.due_dates().get(assignment)))
 
 
 def naive_utc(when: datetime | None) -> datetime | None:
