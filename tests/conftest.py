@@ -46,6 +46,12 @@ from tests.support.harness import (
 from tests.support.inprocess import InProcessNotebook
 from tfcourse import language
 
+# pytest keeps each test module's assertion-rewritten bytecode in __pycache__ unless bytecode is not written: where
+# PYTHONDONTWRITEBYTECODE is set (some containers), every worker rewrote all 150 modules at each run: collection took
+# 13 s against 5 s cached. The suite's own processes write it (the folders are git-ignored and every copy of the
+# repository leaves them out); the variable still holds for the processes they start.
+sys.dont_write_bytecode = False
+
 # Made once, in the controller (or the only process); the xdist workers inherit the variable.
 os.environ.setdefault(SHARED_FOLDER_ENV, tempfile.mkdtemp(prefix="tfcourse-tests-"))
 
