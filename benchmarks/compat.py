@@ -97,7 +97,7 @@ def run_hosted(python: Path, wheel: Path, notebook: NotebookNode, folder: Path) 
                    if not name.startswith(("TFCOURSE_", "JPY_", "VIRTUAL_ENV", "PYTHONPATH", "NBGRADER"))}
     environment |= {"COLAB_RELEASE_TAG": "release-colab-test", hosted.INSTALL_URL_VARIABLE: wheel.as_uri(),
                     "TFCOURSE_FAST": "1", "PATH": f"{python.parent}{os.pathsep}{os.environ['PATH']}",
-                    "PIP_NO_COMPILE": "1"}  # pip's own setting on this machine: no .pyc (time), not the cell's
+                    "PIP_COMPILE": "0"}  # --no-compile, pip's own setting here: no .pyc (time), not the cell's
     done = folder / "done.ipynb"
     try:
         run([python, "-c", RUNNER, path, done, folder / "kernel"], RUN_SECONDS, cwd=folder / "kernel", env=environment)

@@ -46,6 +46,12 @@ from tests.support.harness import (
 from tests.support.inprocess import InProcessNotebook
 from tfcourse import language
 
+# pytest keeps each test module's assertion-rewritten bytecode in __pycache__ unless bytecode is not written: where
+# PYTHONDONTWRITEBYTECODE is set (some containers), every worker rewrote all 150 modules at each run: collection took
+# 13 s against 5 s cached. The suite's own processes write it (the folders are git-ignored and every copy of the
+# repository leaves them out); the variable still holds for the processes they start.
+sys.dont_write_bytecode = False
+
 # Made once, in the controller (or the only process); the xdist workers inherit the variable.
 os.environ.setdefault(SHARED_FOLDER_ENV, tempfile.mkdtemp(prefix="tfcourse-tests-"))
 
@@ -144,9 +150,10 @@ SAME_PREFIX = {"tests/classroom/test_exchange_attacks.py": "tests/browser/test_c
                "tests/browser/test_classroom_hub_ngshare.py": "tests/browser/test_classroom_hub.py",
                "tests/classroom/test_deadline_burst.py": "tests/browser/test_classroom_hub.py",
                "tests/test_hub_capacity.py": "tests/browser/test_classroom_hub.py"}
-# The units that take minutes (worker seconds in a CI-like run, 4 workers on 2 cores, rounded),
-# handed out first and longest first, so that none of them starts near the end of the run;
-# the rest follow by their number of tests.
+# The units that take minutes (worker seconds in a CI-like run, 4 workers on 2 cores, rounded; the graded classes,
+# the student kit, Gradescope's and the README's from the 31-minute run of 2026-11-29, the kit's less the 44 s its
+# install no longer spends compiling), handed out first and longest first, so that none of them starts near the end
+# of the run; the rest follow by their number of tests.
 COSTLY_UNITS = {
     "tests/browser/test_classroom_hub.py": 800,  # the hub's environment is built on a fresh machine (CI); the attacks
     "notebook:05_encoder_decoder": 700,
@@ -155,23 +162,24 @@ COSTLY_UNITS = {
     "tests/test_book.py": 450,  # both languages (built 2 notebooks at a time), and axe-core on every page
     "tests/test_edition_grading.py": 150,
     "notebook:04_encoder": 350,
-    "tests/grader/test_every_notebook.py:07": 350,  # the waiting classes (SLEEPER): their wall seconds
+    "tests/grader/test_every_notebook.py:07": 450,  # the waiting classes (SLEEPER): their wall seconds
     "notebook:06_ag_news_classifier": 300,
     "tests/browser/test_formgrader.py": 280,
-    "tests/grader/test_every_notebook.py:04": 280,
-    "tests/grader/test_every_notebook.py:03": 240,
-    "tests/grader/test_every_notebook.py:05": 220,
-    "tests/grader/test_every_notebook.py:02": 190,
+    "tests/grader/test_every_notebook.py:04": 300,
+    "tests/grader/test_every_notebook.py:03": 220,
+    "tests/grader/test_every_notebook.py:06": 220,
+    "tests/grader/test_every_notebook.py:02": 200,
+    "tests/grader/test_every_notebook.py:05": 150,
     "tests/grader/test_grader_hostile.py": 270,
-    "tests/grader/test_every_notebook.py": 120,
+    "tests/grader/test_every_notebook.py": 140,
     "alternatives:05": 200,
     "tests/grader/test_grader_dask.py": 160,
-    "tests/test_student_kit.py": 170,  # a real pip install into the kit's own .venv, then notebook 01 in its kernel
+    "tests/test_student_kit.py": 400,  # a real pip install into the kit's own .venv, then notebook 01 in its kernel
     # a department's hub: its environment and the course's packages installed on a fresh machine (530 s measured under
     # load 8), then one student's class through the hub (130 s)
     "tests/classroom/test_existing_hub.py": 530,
-    "tests/grader/test_gradescope.py": 300,  # setup.sh (a real pip install into a new venv), then 01 graded 9 times
-    "tests/grader/test_readme_commands.py": 100,  # one test; by its count it came last, the run's tail
+    "tests/grader/test_gradescope.py": 730,  # setup.sh (a real pip install into a new venv), then 01 graded 9 times
+    "tests/grader/test_readme_commands.py": 130,  # one test; by its count it came last, the run's tail
     "notebook:": 120,
     "alternatives:": 60,
 }

@@ -7,6 +7,9 @@ they run again) and by asking Colab's frontend for it (both editions; the fronte
 tests/support/colab, and so are its failures: no answer, an error, something else than a notebook), by
 ``python -m tfcourse.check`` (exit 1), and by the command of the documented GitHub Classroom workflow on a
 finished notebook (exit 0).
+
+Those seven start real kernels, six of them running the whole notebook (about 8 core-s each): they are marked slow
+(``make test`` runs them; ``make test-fast`` keeps the tests that need no kernel).
 """
 
 import json
@@ -110,6 +113,7 @@ def rows(table: str) -> dict[str, str]:
     return found
 
 
+@pytest.mark.slow
 def test_check_cell_in_a_kernel_found_by_name_english(tmp_path, kernel_environment):
     notebook = answered(english_release(), half=True)
     nbformat.write(notebook, tmp_path / f"{ASSIGNMENT}.ipynb")
@@ -122,6 +126,7 @@ def test_check_cell_in_a_kernel_found_by_name_english(tmp_path, kernel_environme
     assert "visible tests passed for 10 of 16 points" in table
 
 
+@pytest.mark.slow
 def test_check_cell_in_a_kernel_found_by_session_path_chinese(tmp_path, kernel_environment):
     notebook = answered(read(edition_notebook("zh", ASSIGNMENT)), half=True)
     # causal_mask put right after its tests ran: the check runs those tests again, and only those
@@ -154,6 +159,7 @@ def colab_kernel(kernel_environment, tmp_path):
     return tmp_path / "content"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("edition, words", [("en", ("passed", "failed: ", "not attempted")),
                                             ("zh", ("通过", "未通过：", "未尝试"))])
 def test_check_cell_on_colab_reads_the_notebook_colab_sends(colab_kernel, edition, words):
@@ -170,6 +176,7 @@ def test_check_cell_on_colab_reads_the_notebook_colab_sends(colab_kernel, editio
     assert found.get("padding_mask") == f"3  {untouched}", table
 
 
+@pytest.mark.slow
 def test_check_cell_on_colab_says_why_colab_sent_no_notebook(colab_kernel):
     """Each failure of the request is one sentence, never a traceback, and never the table of a stale copy of the
     notebook lying in the kernel's folder; with Kaggle's marker set too, Colab is not asked (that copy is read)."""
@@ -213,6 +220,7 @@ def run_command(command: list[str], folder: Path) -> subprocess.CompletedProcess
                           timeout=RUN_TIMEOUT_S, check=False)
 
 
+@pytest.mark.slow
 def test_command_exits_non_zero_on_a_half_done_notebook(tmp_path):
     path = tmp_path / f"{ASSIGNMENT}.ipynb"
     nbformat.write(answered(english_release(), half=True), path)
@@ -224,6 +232,7 @@ def test_command_exits_non_zero_on_a_half_done_notebook(tmp_path):
     assert found["padding_mask"] == "3  not attempted", done.stdout
 
 
+@pytest.mark.slow
 def test_github_classroom_workflow_command_passes_a_finished_notebook(tmp_path):
     steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["run-autograding-tests"]["steps"]
     grader = next(step for step in steps if str(step.get("uses", "")).startswith(

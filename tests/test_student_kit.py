@@ -197,10 +197,14 @@ def test_the_builder_refuses_a_kit_holding_a_planted_secret(planted, says, tmp_p
 
 def kit_environment() -> dict[str, str]:
     """This environment without what would let the kit's Python import the repository's packages."""
-    kept = {name: value for name, value in os.environ.items() if name not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    kept = {name: value for name, value in os.environ.items()
+            if name not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")}
     # On Linux without an NVIDIA GPU (here and in CI) start.py asks PyTorch's CPU index for torch first; with no
     # network pip's retries would wait out that index: one try, then the wheel pip's own configuration finds.
-    return {**kept, "PIP_RETRIES": "0"}
+    # PIP_COMPILE=0 (pip's --no-compile): no .pyc for every module installed, torch's thousands among them (35 of the
+    # install's 83 core-s here); Python writes those of the modules the kit's Jupyter and kernels import, as it does
+    # on a student's machine (hence PYTHONDONTWRITEBYTECODE left out).
+    return {**kept, "PIP_RETRIES": "0", "PIP_COMPILE": "0"}
 
 
 def execute_in_kit(kit: Path, notebooks: dict[str, nbformat.NotebookNode], output: Path) -> dict[str, list]:

@@ -9,6 +9,9 @@ server's default), a start counted stable after 5 s (the default is 10 s) and 10
 its own: it binds the port the kernel's connection file names as soon as the file is written, well before the kernel
 binds it. On the hub another student's process cannot read that file; it takes the same port by chance (each
 student's server keeps its own cache of the ports it handed out) or, after a kill, by watching ``/proc/net/tcp``.
+
+The tests that start kernels are marked slow (``make test`` runs them, ``make test-fast`` does not): each mostly waits
+on the restarter's poll and the first-answer timeout, 7 to 27 s of a worker for about 1 s of CPU.
 """
 
 from __future__ import annotations
@@ -237,6 +240,7 @@ def holder(connection_files):
         yield hold
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("port_name", ["shell_port", "iopub_port"])
 def test_a_kernel_killed_while_another_process_takes_its_port_restarts_on_new_ports(port_name, holder) -> None:
     after = run_alone(kill_with_a_port_held(COURSE, port_name, holder))
@@ -252,6 +256,7 @@ def test_a_kernel_killed_while_another_process_takes_its_port_restarts_on_new_po
     )
 
 
+@pytest.mark.slow
 def test_jupyter_s_own_restart_on_a_taken_shell_port_fails_and_the_server_drops_the_kernel(holder) -> None:
     """Why classroom/kernel_ports.py restarts on new ports: the installed jupyter_client restarts on the same ones.
     Should this fail after an upgrade, jupyter_client chooses new ports itself. (Held, the IOPub port leaves a live
@@ -260,6 +265,7 @@ def test_jupyter_s_own_restart_on_a_taken_shell_port_fails_and_the_server_drops_
     assert after.dropped, f"jupyter_client's own restart got past the held port: {after}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("port_name", ["shell_port", "iopub_port"])
 def test_a_port_taken_while_the_kernel_starts_leaves_no_silent_kernel(port_name, connection_files) -> None:
     """The shell port taken: the kernel stops at once; a later one: it hangs, alive, and is stopped when it has not
