@@ -40,7 +40,7 @@ from autograder.similarity.deadcode import strip
 from autograder.similarity.equivalences import equivalences
 from autograder.similarity.loops import comprehensions
 from autograder.similarity.signatures import Signatures, bind_calls, parse
-from autograder.similarity.spellings import SIGNATURES, respell
+from autograder.similarity.spellings import SIGNATURES, given, respell
 from autograder.similarity.trees import children, walk
 
 Helpers = dict[str, ast.FunctionDef]
@@ -214,23 +214,16 @@ def inlinable(function: ast.FunctionDef) -> bool:
     )
 
 
-def arguments(helper: ast.FunctionDef, call: ast.Call) -> dict[str, ast.expr] | None:
-    """The helper's parameters bound to the call's arguments (defaults filling the rest); None when they do not fit."""
+def arguments(helper: ast.FunctionDef, call: ast.Call, missed: set[str]) -> dict[str, ast.expr] | None:
+    """The helper's parameters bound to the call's arguments (defaults filling the rest); None when they do not fit,
+    the helper's name then added to ``missed``."""
     names = [a.arg for a in helper.args.args]
-    if len(call.args) > len(names) or any(isinstance(a, ast.Starred) for a in call.args):
-        return None
-    bound = dict(zip(names, call.args, strict=False))
-    for keyword in call.keywords:
-        if keyword.arg is None or keyword.arg not in names or keyword.arg in bound:
-            return None
-        bound[keyword.arg] = keyword.value
+    bound = given(call, names)
     defaults = dict(zip(names[len(names) - len(helper.args.defaults) :], helper.args.defaults, strict=True))
-    for name in names:
-        if name not in bound:
-            if name not in defaults:
-                return None
-            bound[name] = defaults[name]
-    return bound
+    if bound is None or any(name not in bound and name not in defaults for name in names):
+        missed.add(helper.name)
+        return None
+    return bound | {name: defaults[name] for name in names if name not in bound}
 
 
 class Substitute(ast.NodeTransformer):
@@ -257,11 +250,8 @@ class Inliner(ast.NodeTransformer):
         helper = self.helpers.get(node.func.id) if isinstance(node.func, ast.Name) else None
         if helper is None:
             return node
-        bound = arguments(helper, node)
-        if bound is None:
-            self.missed.add(helper.name)
-            return node
-        return Substitute(bound).visit(copy.deepcopy(helper.body[0].value))
+        bound = arguments(helper, node, self.missed)
+        return node if bound is None else Substitute(bound).visit(copy.deepcopy(helper.body[0].value))
 
 
 def inline_helpers(tree: ast.Module, helpers: Helpers, called: set[str]) -> bool:
@@ -358,9 +348,7 @@ class Expander:
     def inline(self, call: ast.Call, statement: ast.stmt) -> tuple[list[ast.stmt], ast.stmt] | None:
         """The statements to put before ``statement`` and the statement with ``call`` replaced; None if it cannot be."""
         helper = self.helpers[call.func.id]
-        bound = arguments(helper, call)
-        if bound is None:
-            self.missed.add(helper.name)
+        if (bound := arguments(helper, call, self.missed)) is None:
             return None
         suffix = next(self.count)
         local = {a.arg for a in helper.args.args} | {
@@ -514,7 +502,7 @@ def later_uses(
     for later in range(index + 1, len(body)):
         count = names_in(body[later]).get(name, 0)
         found += count
-        simple = isinstance(body[later], ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Return | ast.Expr)
+        simple = isinstance(body[later], SIMPLE)
         last = found >= wanted
         if count:
             uses.append(later)

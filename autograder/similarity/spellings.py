@@ -161,20 +161,27 @@ def literal(node: ast.expr) -> object:
         return REQUIRED
 
 
+def given(call: ast.Call, names: list[str], skip: int = 0) -> dict[str, ast.expr] | None:
+    """The call's arguments after the first ``skip``, by parameter name; None when they do not fit ``names``."""
+    positional = call.args[skip:]
+    if len(positional) > len(names) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    bound = dict(zip(names, positional, strict=False))
+    for keyword in call.keywords:
+        if keyword.arg is None or keyword.arg not in names or keyword.arg in bound:
+            return None
+        bound[keyword.arg] = keyword.value
+    return bound
+
+
 def bind(call: ast.Call, parameters: tuple[tuple[str, object], ...], skip: int) -> bool:
     """The call's arguments after the first ``skip`` as keywords in signature order, defaults dropped.
 
     False (the call left as it is) when they do not fit the signature.
     """
-    names = [name for name, _ in parameters]
-    positional = call.args[skip:]
-    if len(positional) > len(names) or any(isinstance(a, ast.Starred) for a in call.args):
+    bound = given(call, [name for name, _ in parameters], skip)
+    if bound is None:
         return False
-    bound = dict(zip(names, positional, strict=False))
-    for keyword in call.keywords:
-        if keyword.arg is None or keyword.arg not in names or keyword.arg in bound:
-            return False
-        bound[keyword.arg] = keyword.value
     call.args = call.args[:skip]
     call.keywords = [
         ast.keyword(name, bound[name])
@@ -190,7 +197,7 @@ class Spellings(ast.NodeTransformer):
     def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
         self.generic_visit(node)
         if node.attr == "mT" and isinstance(node.ctx, ast.Load):
-            return self.visit_Call(ast.Call(path_node([TORCH, "transpose"]), [node.value, *constants(-2, -1)], []))
+            return self.visit_Call(ast.Call(path_node([TORCH, "transpose"]), [node.value, number(-2), number(-1)], []))
         parts = attribute_path(node)
         if parts and len(parts) > 1 and (shorter := short_path(parts)) != parts:
             return path_node(shorter)
@@ -269,10 +276,6 @@ def as_shape(node: ast.Call) -> ast.expr | None:
         return None
     shape = ast.Attribute(node.func.value, "shape", ast.Load())
     return ast.Subscript(shape, node.args[0], ast.Load()) if node.args else shape
-
-
-def constants(*values: int) -> list[ast.expr]:
-    return [ast.Constant(v) if v >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(-v)) for v in values]
 
 
 def order_dimensions(call: ast.Call) -> None:
