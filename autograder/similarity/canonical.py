@@ -1,30 +1,10 @@
 """Code put in a canonical form from its syntax tree, so that structural disguises do not hide a copy.
 
-What MOSS-like tools do for structure, before :mod:`.fingerprints` does the rest (names,
-strings, spacing). The answer is parsed with :mod:`ast` (code that does not parse is left as it
-is) and re-printed with :func:`ast.unparse`, which drops comments, blank lines and formatting;
-on the way:
-
-- docstrings go (a comment by another name);
-- helper classes of static methods or ``__call__`` read as functions (:mod:`.classes`), PyTorch's documented
-  equal calls as one (:mod:`.equivalences`), loops that build a list as comprehensions (:mod:`.loops`), and
-  what does not change the result goes (:mod:`.deadcode`);
-- the calls of functions and classes whose ``def`` the report can read (the answer's, the added
-  cells', the course's) have their arguments in one form (:mod:`.signatures`);
-- a helper function the answer defines, or the student's added cells define, is inlined where it
-  is called, and its ``def`` dropped when every call was inlined, when its body comes down to one
-  ``return`` expression: a single ``return``, or simple assignments whose temporaries fold into
-  the ``return`` (below). Its parameters become the call's arguments (keywords and defaults
-  matched); a helper with ``*args``, decorators or anything else in its body is left alone;
-- a single-use temporary inside a function is folded into its one use (``x = expr; return f(x)``
-  reads ``return f(expr)``), when the name is assigned once, read once, later in the same block
-  and outside any nested function, and nothing in between writes what ``expr`` reads;
-- arithmetic is put in one polynomial form (:mod:`.algebra`);
-- consecutive assignments whose order is free (neither reads nor writes what another writes) are
-  put in one order: the dependencies kept, ties broken by each statement's normalised text.
-
-Each transformation keeps what the code does, up to how often and when an expression is
-evaluated, which a copy does not change either; it only removes choices a copier makes freely.
+What MOSS-like tools do for structure, before :mod:`.fingerprints` does the rest (names, strings,
+spacing): the answer is parsed (code that does not parse is left as it is), put through each step
+of docs/similarity.md ("What is compared", 1. Canonical form) and re-printed with :func:`ast.unparse`.
+Each step keeps what the code does, up to how often and when an expression is evaluated, which a
+copy does not change either; it only removes choices a copier makes freely.
 """
 
 import ast
@@ -55,7 +35,7 @@ def canonical(
     elsewhere: str = "",
     signatures: Signatures | None = None,
 ) -> str:
-    """``code`` re-printed in canonical form (see the module); unchanged when it does not parse.
+    """``code`` re-printed in canonical form; unchanged when it does not parse.
 
     ``helpers`` are helpers defined elsewhere in the notebook (:func:`helpers_of` of the added
     cells); ``key`` maps a statement's text to what orders free statements (the normalised text);
@@ -430,7 +410,8 @@ def pure(expression: ast.expr) -> bool:
 
 
 def fold_temporaries(scope: Scope) -> bool:
-    """Fold each temporary of the scope's function into its uses (see the module); whether one was.
+    """Fold each temporary of the scope's function into its uses (``x = expr; return f(x)`` reads
+    ``return f(expr)``); whether one was.
 
     The candidates are the names stored once, outside nested scopes (:func:`survey` counted them),
     and read once, or more often when their value is :func:`pure`; folding one moves its

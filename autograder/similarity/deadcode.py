@@ -2,23 +2,9 @@
 
 A copier pads a copy with type hints, ``assert`` lines and code that never runs or is never
 read; each is a rare statement in a class, so it would weigh the most in the fingerprints and
-hide the copy best. :func:`strip` removes, in place:
-
-- type annotations (``x: T = v`` reads ``x = v``; a parameter's and a return's annotation go), and
-  the imports only annotations need (``typing``, ``from __future__ import annotations``);
-- ``assert`` statements: a check that passes leaves the result as it was, and one that fails
-  stops the answer, which the grader's tests see (:mod:`.behaviour` compares that); so does its
-  spelling out, ``if c: raise AssertionError(...)`` (Python's reference defines ``assert`` so);
-- branches under a constant condition (``if False:``, ``if 0:``, ``while False:``) and statements
-  that are a bare constant or name (``x``, ``...``), ``pass`` where a block has more;
-- no-op arithmetic: ``e * 1``, ``1 * e``, ``e / 1``, ``e + 0``, ``0 + e``, ``e - 0``, ``e ** 1``;
-- what only runs when the answer fails: ``try: body except ...: fallback`` reads ``body`` (and its
-  ``else`` and ``finally``): a fallback changes nothing where the body computes its result, and where
-  the body fails the grader's tests see what the fallback does (:mod:`.behaviour`);
-- logging: a statement that only calls ``print``, ``warnings.warn``, ``logging``'s functions or a
-  logger's methods (a name bound to ``logging.getLogger(...)``), and those bindings and imports;
-- assignments to a local name no statement of the function reads (until none is left);
-- top-level functions nothing calls, except those the release asks for (``keep``).
+hide the copy best. :func:`strip` removes them in place (docs/similarity.md, "What is compared":
+*what does not change the result goes*, *what only runs when the answer fails, and logging, go*). A
+check or a fallback matters only where the answer fails, which the grader's tests see (:mod:`.behaviour`).
 """
 
 import ast
