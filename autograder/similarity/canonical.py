@@ -9,6 +9,7 @@ copy does not change either; it only removes choices a copier makes freely.
 
 import ast
 import copy
+import functools
 import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 
 from autograder.similarity.algebra import normal_arithmetic
 from autograder.similarity.classes import flatten_classes, known_classes
-from autograder.similarity.deadcode import strip
+from autograder.similarity.deadcode import Function, strip
 from autograder.similarity.equivalences import equivalences
 from autograder.similarity.loops import comprehensions
 from autograder.similarity.signatures import Signatures, bind_calls, parse
@@ -47,20 +48,13 @@ def canonical(
     if tree is None:
         return code
     try:
-        flatten_classes(tree, known_classes((helpers or {}).values()))
-        tree = bind_calls(comprehensions(strip(equivalences(respell(tree)), keep, elsewhere)), signatures or {})
-        # The lists of statements stay the same lists through every step (each edits them in place).
-        found = survey(tree, drop_docstrings=True)
-        for scope in found.scopes:
-            fold_temporaries(scope)
+        tree, found = prepared(tree, helpers, keep, elsewhere, signatures)
         # Twice: a helper inlined may call another (one of the answer's own, called only from the added cells).
         for _ in range(2):
             if not inline_helpers(tree, {**(helpers or {}), **local_helpers(tree)}, found.called):
                 break
             strip(tree)
-            found = survey(tree)
-            for scope in found.scopes:
-                fold_temporaries(scope)
+            found = folded(tree)
         tree = normal_arithmetic(tree, key)
         found = survey(tree)
         ast.fix_missing_locations(tree)  # unparse reads an assignment's line number
@@ -77,16 +71,29 @@ def helpers_of(code: str, signatures: Signatures | None = None) -> Helpers:
     if tree is None:
         return {}
     try:
-        flatten_classes(tree)
-        tree = bind_calls(comprehensions(strip(equivalences(respell(tree)))), signatures or {})
-        for scope in survey(tree, drop_docstrings=True).scopes:
-            fold_temporaries(scope)
+        tree, _ = prepared(tree, {}, signatures=signatures)
     except (RecursionError, ValueError, TypeError, AttributeError):
         return {}
     return local_helpers(tree)
 
 
-Function = ast.FunctionDef | ast.AsyncFunctionDef
+def prepared(tree: ast.Module, helpers: Helpers | None, keep: Iterable[str] | None = None, elsewhere: str = "",
+             signatures: Signatures | None = None) -> tuple[ast.Module, "Survey"]:
+    """``tree`` through the steps before inlining (:func:`canonical`'s parameters), its temporaries folded, and
+    its :func:`survey`. The lists of statements stay the same lists through every later step (each edits them)."""
+    flatten_classes(tree, known_classes((helpers or {}).values()))
+    tree = bind_calls(comprehensions(strip(equivalences(respell(tree)), keep, elsewhere)), signatures or {})
+    return tree, folded(tree, drop_docstrings=True)
+
+
+def folded(tree: ast.Module, drop_docstrings: bool = False) -> "Survey":
+    """:func:`survey` of ``tree``, each function's temporaries then folded (:func:`fold_temporaries`)."""
+    found = survey(tree, drop_docstrings)
+    for scope in found.scopes:
+        fold_temporaries(scope)
+    return found
+
+
 BLOCKS = {  # the fields that hold lists of statements, by node type
     kind: tuple(f for f in ("body", "orelse", "finalbody") if f in kind._fields)
     for kind in (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.AsyncFor, ast.While,
@@ -409,9 +416,9 @@ def pure(expression: ast.expr) -> bool:
     return True
 
 
-def fold_temporaries(scope: Scope) -> bool:
+def fold_temporaries(scope: Scope) -> None:
     """Fold each temporary of the scope's function into its uses (``x = expr; return f(x)`` reads
-    ``return f(expr)``); whether one was.
+    ``return f(expr)``).
 
     The candidates are the names stored once, outside nested scopes (:func:`survey` counted them),
     and read once, or more often when their value is :func:`pure`; folding one moves its
@@ -419,11 +426,8 @@ def fold_temporaries(scope: Scope) -> bool:
     folded before the functions inside it.
     """
     candidates = {name: count for name, count in scope.loads.items() if scope.stores.get(name) == 1}
-    folded = False
     while candidates and (name := fold_one(scope.bodies, candidates, scope.hidden)):
         del candidates[name]
-        folded = True
-    return folded
 
 
 def fold_one(bodies: list[list[ast.stmt]], candidates: dict[str, int], hidden: set[int]) -> str | None:
@@ -433,19 +437,12 @@ def fold_one(bodies: list[list[ast.stmt]], candidates: dict[str, int], hidden: s
 
     What each statement names and writes is found once per call (nothing changes until the fold).
     """
-    named: dict[int, dict[str, int]] = {}  # id(statement) -> how often it reads each name, outside nested scopes
-    effects: dict[int, tuple[set[str], set[str], set[str]]] = {}  # id(statement) -> reads_and_writes
+    effects_of = functools.cache(reads_and_writes)  # ast nodes hash by identity
 
+    @functools.cache
     def names_in(statement: ast.stmt) -> dict[str, int]:
-        if id(statement) not in named:
-            names = (n.id for n in walk(statement) if isinstance(n, ast.Name) and id(n) not in hidden)
-            named[id(statement)] = Counter(names)
-        return named[id(statement)]
-
-    def effects_of(statement: ast.stmt) -> tuple[set[str], set[str], set[str]]:
-        if id(statement) not in effects:
-            effects[id(statement)] = reads_and_writes(statement)
-        return effects[id(statement)]
+        """How often ``statement`` reads each name, outside nested scopes."""
+        return Counter(n.id for n in walk(statement) if isinstance(n, ast.Name) and id(n) not in hidden)
 
     for body in bodies:
         for index, statement in enumerate(body):
