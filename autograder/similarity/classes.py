@@ -12,7 +12,7 @@ left alone.
 import ast
 from collections.abc import Iterable
 
-from autograder.similarity.trees import walk
+from autograder.similarity.trees import mentions
 
 
 def method_name(cls: str, method: str) -> str:
@@ -38,7 +38,7 @@ def stateless(cls: ast.ClassDef) -> dict[str, ast.FunctionDef] | None:
             if not node.args.args:
                 return None
             first = node.args.args[0].arg
-            if any(isinstance(n, ast.Name) and n.id == first for n in walk(node)):
+            if mentions(node, first):
                 return None
             arguments = node.args
             defaults = arguments.defaults[1:] if len(arguments.defaults) == len(arguments.args) else arguments.defaults

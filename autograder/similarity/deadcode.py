@@ -11,7 +11,7 @@ import ast
 import re
 from collections.abc import Iterable
 
-from autograder.similarity.trees import walk
+from autograder.similarity.trees import blocks, walk
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 NEUTRAL = {ast.Mult: 1, ast.Div: 1, ast.Add: 0, ast.Sub: 0, ast.Pow: 1}  # e <op> neutral == e
@@ -163,9 +163,7 @@ def unread_assignments(function: Function) -> bool:
     read |= {name for node in nodes if isinstance(node, ast.Global | ast.Nonlocal) for name in node.names}
     dropped = False
     for node in nodes:
-        for block in (getattr(node, field, None) for field in ("body", "orelse", "finalbody")):
-            if not (isinstance(block, list) and block and isinstance(block[0], ast.stmt)):
-                continue
+        for block in blocks(node):
             kept = [s for s in block if not unread(s, read)]
             if len(kept) < len(block):
                 block[:] = kept or [ast.Pass()]
