@@ -88,8 +88,7 @@ class Strip(ast.NodeTransformer):
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
         node.returns = None
-        self.generic_visit(node)
-        node.body = node.body or [ast.Pass()]
+        self.generic_visit(node)  # an emptied body becomes ``pass`` there
         return node
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -122,7 +121,6 @@ class Strip(ast.NodeTransformer):
             return None
         value = constant(node.test)
         if value is NotImplemented:
-            node.body = node.body or [ast.Pass()]
             return node
         return (node.body if value else node.orelse) or None
 
@@ -131,7 +129,6 @@ class Strip(ast.NodeTransformer):
         value = constant(node.test)
         if value is not NotImplemented and not value:
             return node.orelse or None
-        node.body = node.body or [ast.Pass()]
         return node
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
