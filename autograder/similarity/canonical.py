@@ -196,9 +196,7 @@ def inlinable(function: ast.FunctionDef) -> bool:
     if arguments.vararg or arguments.kwarg or arguments.kwonlyargs or arguments.posonlyargs:
         return False
     barred = ast.Return | ast.Yield | ast.YieldFrom | ast.Global | ast.Nonlocal | ast.ClassDef | Function
-    return not any(isinstance(n, barred) for s in function.body[:-1] for n in walk(s)) and not any(
-        isinstance(n, barred) for n in walk(last.value)
-    )
+    return not any(isinstance(n, barred) for s in [*function.body[:-1], last.value] for n in walk(s))
 
 
 def arguments(helper: ast.FunctionDef, call: ast.Call, missed: set[str]) -> dict[str, ast.expr] | None:
@@ -358,9 +356,7 @@ def dotted(node: ast.expr) -> str:
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
         node = node.value
-    if isinstance(node, ast.Name):
-        return ".".join([node.id, *reversed(parts)])
-    return ast.unparse(node) + "".join(f".{part}" for part in reversed(parts))
+    return ".".join([node.id if isinstance(node, ast.Name) else ast.unparse(node), *reversed(parts)])
 
 
 def reads_and_writes(statement: ast.stmt) -> tuple[set[str], set[str], set[str]]:
