@@ -1,12 +1,9 @@
 """Helper classes that only hold functions, read as those functions (which :mod:`.canonical` then inlines).
 
-A copier moves an answer's body into a class of their own: a ``@staticmethod`` called as
-``Helper.run(x)``, or a ``__call__`` called through an instance (``Helper()(x)``, or ``run = Helper()``
-then ``run(x)``). A class with no base and no state (only methods that never read their first
-parameter, static methods included) computes nothing a function would not: each method reads as the
-top-level function ``Helper__run`` (``Helper____call__``), its unused first parameter dropped, and
-each call of it as that function's call. A class whose methods read ``self`` keeps its state and is
-left alone.
+A copier moves an answer's body into a class of their own (docs/similarity.md, "What is compared", *helper
+classes read as functions*). A class with no base and no state computes nothing a function would not: each
+method reads as the top-level function ``Helper__run`` (``Helper____call__``), its unused first parameter
+dropped, and each call of it as that function's call. A class whose methods read ``self`` is left alone.
 """
 
 import ast

@@ -1,12 +1,9 @@
 """A list built by a loop and the same list built by a comprehension, read as one.
 
-``out = []`` followed by ``for t in items: out.append(e)`` (the loop's body a chain of ``for`` and
-``if`` statements, each holding only the next, ending in the one ``append``) builds the list that
-``out = [e for t in items]`` builds, a nested ``for`` or an ``if`` becoming the comprehension's next
-clause; ``d = {}`` then ``for ...: d[k] = v`` builds ``{k: v for ...}``. Statements between the two
-are allowed when they neither read nor write the list's name. A generator expression reads as the
-list comprehension (``sum(e for t in items)`` and ``sum([e for t in items])`` add the same
-terms), and ``list(...)`` of a comprehension as the comprehension.
+``out = []`` then ``for t in items: out.append(e)`` builds what ``out = [e for t in items]`` builds (the
+cases: docs/similarity.md, "What is compared", *a loop that builds a list reads as the comprehension*).
+The loop's body must be a chain of ``for`` and ``if`` statements, each holding only the next, ending in the
+one ``append`` (or ``d[k] = v``); statements between the two may neither read nor write the list's name.
 """
 
 import ast
