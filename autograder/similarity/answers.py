@@ -12,7 +12,6 @@ of the time of a class's comparison; a file that is not a notebook is reported, 
 
 import ast
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,8 +21,8 @@ from nbformat import NotebookNode
 from autograder.course.course import Course
 from autograder.course.notebooks import SOLUTION_MARKER, cell_key, grade_id, is_answer_cell
 from autograder.pipeline.exchange.handin_names import find_notebooks
+from autograder.similarity.fingerprints import MAGIC
 
-MAGIC_LINE = re.compile(r"^[ \t]*[%!].*$", re.M)  # an IPython line, which does not parse
 ADDED = "added cells"  # the part of a notebook the student added, beside the answer cells
 
 
@@ -55,11 +54,8 @@ def release_code(release: NotebookNode) -> str:
 
 def release_names(release: NotebookNode) -> frozenset[str]:
     """The functions and classes the release's code defines or asks for (an answer's are never dead code)."""
-    names = set()
-    for node in ast.walk(ast.parse(MAGIC_LINE.sub("", release_code(release)))):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-    return frozenset(names)
+    nodes = ast.walk(ast.parse(MAGIC.sub("", release_code(release))))  # IPython lines do not parse
+    return frozenset(n.name for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef))
 
 
 def reference_solutions(source: NotebookNode) -> dict[str, str]:

@@ -1,17 +1,10 @@
 """Shared wrong behaviour as evidence of its own: the hidden tests two answers fail, with the same message.
 
-Two students whose answers fail the same tests with the same wrong values are rarely
-independent, whatever their code looks like: a copy computes what its source computes, mistakes
-included, through any disguise. The grader's own results (``grading/results/<assignment>/
-<student>.json``, :mod:`autograder.pipeline.storage.results`) say which tests each submission failed and
-with which message; the message (its first line: ``AssertionError: expected ... got ...``)
-stands for the wrong output on the test's fixed inputs. A *failure* is a (test, message) pair.
-
-A pair's evidence is the sum, over the failures both hold, of log(n / holders): a failure two
-students of 300 share adds log(150) = 5.0, one half the class shares adds log(2) = 0.7, and a
-correct answer, which fails nothing, adds nothing. An unanswered exercise
-(``NotImplementedError``) or a submission the grader could not run is no evidence and is left
-out. The score is shown beside the text's; it does not change the text's ranking.
+A copy computes what its source computes, mistakes included, through any disguise (docs/similarity.md,
+"What is compared", 6. Shared wrong behaviour). A *failure* is a (test, first line of its message) pair
+from the grader's own results (:mod:`autograder.pipeline.storage.results`); the message stands for the
+wrong output on the test's fixed inputs. A pair's evidence is the sum, over the failures both hold, of
+log(n / holders): two students of 300 sharing one add log(150) = 5.0, half the class log(2) = 0.7.
 """
 
 import math

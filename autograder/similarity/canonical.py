@@ -1,34 +1,15 @@
 """Code put in a canonical form from its syntax tree, so that structural disguises do not hide a copy.
 
-What MOSS-like tools do for structure, before :mod:`.fingerprints` does the rest (names,
-strings, spacing). The answer is parsed with :mod:`ast` (code that does not parse is left as it
-is) and re-printed with :func:`ast.unparse`, which drops comments, blank lines and formatting;
-on the way:
-
-- docstrings go (a comment by another name);
-- helper classes of static methods or ``__call__`` read as functions (:mod:`.classes`), PyTorch's documented
-  equal calls as one (:mod:`.equivalences`), loops that build a list as comprehensions (:mod:`.loops`), and
-  what does not change the result goes (:mod:`.deadcode`);
-- the calls of functions and classes whose ``def`` the report can read (the answer's, the added
-  cells', the course's) have their arguments in one form (:mod:`.signatures`);
-- a helper function the answer defines, or the student's added cells define, is inlined where it
-  is called, and its ``def`` dropped when every call was inlined, when its body comes down to one
-  ``return`` expression: a single ``return``, or simple assignments whose temporaries fold into
-  the ``return`` (below). Its parameters become the call's arguments (keywords and defaults
-  matched); a helper with ``*args``, decorators or anything else in its body is left alone;
-- a single-use temporary inside a function is folded into its one use (``x = expr; return f(x)``
-  reads ``return f(expr)``), when the name is assigned once, read once, later in the same block
-  and outside any nested function, and nothing in between writes what ``expr`` reads;
-- arithmetic is put in one polynomial form (:mod:`.algebra`);
-- consecutive assignments whose order is free (neither reads nor writes what another writes) are
-  put in one order: the dependencies kept, ties broken by each statement's normalised text.
-
-Each transformation keeps what the code does, up to how often and when an expression is
-evaluated, which a copy does not change either; it only removes choices a copier makes freely.
+What MOSS-like tools do for structure, before :mod:`.fingerprints` does the rest (names, strings,
+spacing): the answer is parsed (code that does not parse is left as it is), put through each step
+of docs/similarity.md ("What is compared", 1. Canonical form) and re-printed with :func:`ast.unparse`.
+Each step keeps what the code does, up to how often and when an expression is evaluated, which a
+copy does not change either; it only removes choices a copier makes freely.
 """
 
 import ast
 import copy
+import functools
 import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -36,11 +17,11 @@ from dataclasses import dataclass, field
 
 from autograder.similarity.algebra import normal_arithmetic
 from autograder.similarity.classes import flatten_classes, known_classes
-from autograder.similarity.deadcode import strip
+from autograder.similarity.deadcode import Function, strip
 from autograder.similarity.equivalences import equivalences
 from autograder.similarity.loops import comprehensions
 from autograder.similarity.signatures import Signatures, bind_calls, parse
-from autograder.similarity.spellings import SIGNATURES, respell
+from autograder.similarity.spellings import SIGNATURES, given, respell
 from autograder.similarity.trees import children, walk
 
 Helpers = dict[str, ast.FunctionDef]
@@ -55,7 +36,7 @@ def canonical(
     elsewhere: str = "",
     signatures: Signatures | None = None,
 ) -> str:
-    """``code`` re-printed in canonical form (see the module); unchanged when it does not parse.
+    """``code`` re-printed in canonical form; unchanged when it does not parse.
 
     ``helpers`` are helpers defined elsewhere in the notebook (:func:`helpers_of` of the added
     cells); ``key`` maps a statement's text to what orders free statements (the normalised text);
@@ -67,20 +48,13 @@ def canonical(
     if tree is None:
         return code
     try:
-        flatten_classes(tree, known_classes((helpers or {}).values()))
-        tree = bind_calls(comprehensions(strip(equivalences(respell(tree)), keep, elsewhere)), signatures or {})
-        # The lists of statements stay the same lists through every step (each edits them in place).
-        found = survey(tree, drop_docstrings=True)
-        for scope in found.scopes:
-            fold_temporaries(scope)
+        tree, found = prepared(tree, helpers, keep, elsewhere, signatures)
         # Twice: a helper inlined may call another (one of the answer's own, called only from the added cells).
         for _ in range(2):
             if not inline_helpers(tree, {**(helpers or {}), **local_helpers(tree)}, found.called):
                 break
             strip(tree)
-            found = survey(tree)
-            for scope in found.scopes:
-                fold_temporaries(scope)
+            found = folded(tree)
         tree = normal_arithmetic(tree, key)
         found = survey(tree)
         ast.fix_missing_locations(tree)  # unparse reads an assignment's line number
@@ -97,16 +71,29 @@ def helpers_of(code: str, signatures: Signatures | None = None) -> Helpers:
     if tree is None:
         return {}
     try:
-        flatten_classes(tree)
-        tree = bind_calls(comprehensions(strip(equivalences(respell(tree)))), signatures or {})
-        for scope in survey(tree, drop_docstrings=True).scopes:
-            fold_temporaries(scope)
+        tree, _ = prepared(tree, {}, signatures=signatures)
     except (RecursionError, ValueError, TypeError, AttributeError):
         return {}
     return local_helpers(tree)
 
 
-Function = ast.FunctionDef | ast.AsyncFunctionDef
+def prepared(tree: ast.Module, helpers: Helpers | None, keep: Iterable[str] | None = None, elsewhere: str = "",
+             signatures: Signatures | None = None) -> tuple[ast.Module, "Survey"]:
+    """``tree`` through the steps before inlining (:func:`canonical`'s parameters), its temporaries folded, and
+    its :func:`survey`. The lists of statements stay the same lists through every later step (each edits them)."""
+    flatten_classes(tree, known_classes((helpers or {}).values()))
+    tree = bind_calls(comprehensions(strip(equivalences(respell(tree)), keep, elsewhere)), signatures or {})
+    return tree, folded(tree, drop_docstrings=True)
+
+
+def folded(tree: ast.Module, drop_docstrings: bool = False) -> "Survey":
+    """:func:`survey` of ``tree``, each function's temporaries then folded (:func:`fold_temporaries`)."""
+    found = survey(tree, drop_docstrings)
+    for scope in found.scopes:
+        fold_temporaries(scope)
+    return found
+
+
 BLOCKS = {  # the fields that hold lists of statements, by node type
     kind: tuple(f for f in ("body", "orelse", "finalbody") if f in kind._fields)
     for kind in (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.AsyncFor, ast.While,
@@ -209,28 +196,19 @@ def inlinable(function: ast.FunctionDef) -> bool:
     if arguments.vararg or arguments.kwarg or arguments.kwonlyargs or arguments.posonlyargs:
         return False
     barred = ast.Return | ast.Yield | ast.YieldFrom | ast.Global | ast.Nonlocal | ast.ClassDef | Function
-    return not any(isinstance(n, barred) for s in function.body[:-1] for n in walk(s)) and not any(
-        isinstance(n, barred) for n in walk(last.value)
-    )
+    return not any(isinstance(n, barred) for s in [*function.body[:-1], last.value] for n in walk(s))
 
 
-def arguments(helper: ast.FunctionDef, call: ast.Call) -> dict[str, ast.expr] | None:
-    """The helper's parameters bound to the call's arguments (defaults filling the rest); None when they do not fit."""
+def arguments(helper: ast.FunctionDef, call: ast.Call, missed: set[str]) -> dict[str, ast.expr] | None:
+    """The helper's parameters bound to the call's arguments (defaults filling the rest); None when they do not fit,
+    the helper's name then added to ``missed``."""
     names = [a.arg for a in helper.args.args]
-    if len(call.args) > len(names) or any(isinstance(a, ast.Starred) for a in call.args):
-        return None
-    bound = dict(zip(names, call.args, strict=False))
-    for keyword in call.keywords:
-        if keyword.arg is None or keyword.arg not in names or keyword.arg in bound:
-            return None
-        bound[keyword.arg] = keyword.value
+    bound = given(call, names)
     defaults = dict(zip(names[len(names) - len(helper.args.defaults) :], helper.args.defaults, strict=True))
-    for name in names:
-        if name not in bound:
-            if name not in defaults:
-                return None
-            bound[name] = defaults[name]
-    return bound
+    if bound is None or any(name not in bound and name not in defaults for name in names):
+        missed.add(helper.name)
+        return None
+    return bound | {name: defaults[name] for name in names if name not in bound}
 
 
 class Substitute(ast.NodeTransformer):
@@ -257,11 +235,8 @@ class Inliner(ast.NodeTransformer):
         helper = self.helpers.get(node.func.id) if isinstance(node.func, ast.Name) else None
         if helper is None:
             return node
-        bound = arguments(helper, node)
-        if bound is None:
-            self.missed.add(helper.name)
-            return node
-        return Substitute(bound).visit(copy.deepcopy(helper.body[0].value))
+        bound = arguments(helper, node, self.missed)
+        return node if bound is None else Substitute(bound).visit(copy.deepcopy(helper.body[0].value))
 
 
 def inline_helpers(tree: ast.Module, helpers: Helpers, called: set[str]) -> bool:
@@ -358,9 +333,7 @@ class Expander:
     def inline(self, call: ast.Call, statement: ast.stmt) -> tuple[list[ast.stmt], ast.stmt] | None:
         """The statements to put before ``statement`` and the statement with ``call`` replaced; None if it cannot be."""
         helper = self.helpers[call.func.id]
-        bound = arguments(helper, call)
-        if bound is None:
-            self.missed.add(helper.name)
+        if (bound := arguments(helper, call, self.missed)) is None:
             return None
         suffix = next(self.count)
         local = {a.arg for a in helper.args.args} | {
@@ -383,9 +356,7 @@ def dotted(node: ast.expr) -> str:
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
         node = node.value
-    if isinstance(node, ast.Name):
-        return ".".join([node.id, *reversed(parts)])
-    return ast.unparse(node) + "".join(f".{part}" for part in reversed(parts))
+    return ".".join([node.id if isinstance(node, ast.Name) else ast.unparse(node), *reversed(parts)])
 
 
 def reads_and_writes(statement: ast.stmt) -> tuple[set[str], set[str], set[str]]:
@@ -441,8 +412,9 @@ def pure(expression: ast.expr) -> bool:
     return True
 
 
-def fold_temporaries(scope: Scope) -> bool:
-    """Fold each temporary of the scope's function into its uses (see the module); whether one was.
+def fold_temporaries(scope: Scope) -> None:
+    """Fold each temporary of the scope's function into its uses (``x = expr; return f(x)`` reads
+    ``return f(expr)``).
 
     The candidates are the names stored once, outside nested scopes (:func:`survey` counted them),
     and read once, or more often when their value is :func:`pure`; folding one moves its
@@ -450,11 +422,8 @@ def fold_temporaries(scope: Scope) -> bool:
     folded before the functions inside it.
     """
     candidates = {name: count for name, count in scope.loads.items() if scope.stores.get(name) == 1}
-    folded = False
     while candidates and (name := fold_one(scope.bodies, candidates, scope.hidden)):
         del candidates[name]
-        folded = True
-    return folded
 
 
 def fold_one(bodies: list[list[ast.stmt]], candidates: dict[str, int], hidden: set[int]) -> str | None:
@@ -464,19 +433,12 @@ def fold_one(bodies: list[list[ast.stmt]], candidates: dict[str, int], hidden: s
 
     What each statement names and writes is found once per call (nothing changes until the fold).
     """
-    named: dict[int, dict[str, int]] = {}  # id(statement) -> how often it reads each name, outside nested scopes
-    effects: dict[int, tuple[set[str], set[str], set[str]]] = {}  # id(statement) -> reads_and_writes
+    effects_of = functools.cache(reads_and_writes)  # ast nodes hash by identity
 
+    @functools.cache
     def names_in(statement: ast.stmt) -> dict[str, int]:
-        if id(statement) not in named:
-            names = (n.id for n in walk(statement) if isinstance(n, ast.Name) and id(n) not in hidden)
-            named[id(statement)] = Counter(names)
-        return named[id(statement)]
-
-    def effects_of(statement: ast.stmt) -> tuple[set[str], set[str], set[str]]:
-        if id(statement) not in effects:
-            effects[id(statement)] = reads_and_writes(statement)
-        return effects[id(statement)]
+        """How often ``statement`` reads each name, outside nested scopes."""
+        return Counter(n.id for n in walk(statement) if isinstance(n, ast.Name) and id(n) not in hidden)
 
     for body in bodies:
         for index, statement in enumerate(body):
@@ -514,7 +476,7 @@ def later_uses(
     for later in range(index + 1, len(body)):
         count = names_in(body[later]).get(name, 0)
         found += count
-        simple = isinstance(body[later], ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Return | ast.Expr)
+        simple = isinstance(body[later], SIMPLE)
         last = found >= wanted
         if count:
             uses.append(later)

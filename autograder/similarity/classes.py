@@ -1,18 +1,15 @@
 """Helper classes that only hold functions, read as those functions (which :mod:`.canonical` then inlines).
 
-A copier moves an answer's body into a class of their own: a ``@staticmethod`` called as
-``Helper.run(x)``, or a ``__call__`` called through an instance (``Helper()(x)``, or ``run = Helper()``
-then ``run(x)``). A class with no base and no state (only methods that never read their first
-parameter, static methods included) computes nothing a function would not: each method reads as the
-top-level function ``Helper__run`` (``Helper____call__``), its unused first parameter dropped, and
-each call of it as that function's call. A class whose methods read ``self`` keeps its state and is
-left alone.
+A copier moves an answer's body into a class of their own (docs/similarity.md, "What is compared", *helper
+classes read as functions*). A class with no base and no state computes nothing a function would not: each
+method reads as the top-level function ``Helper__run`` (``Helper____call__``), its unused first parameter
+dropped, and each call of it as that function's call. A class whose methods read ``self`` is left alone.
 """
 
 import ast
 from collections.abc import Iterable
 
-from autograder.similarity.trees import walk
+from autograder.similarity.trees import mentions
 
 
 def method_name(cls: str, method: str) -> str:
@@ -38,7 +35,7 @@ def stateless(cls: ast.ClassDef) -> dict[str, ast.FunctionDef] | None:
             if not node.args.args:
                 return None
             first = node.args.args[0].arg
-            if any(isinstance(n, ast.Name) and n.id == first for n in walk(node)):
+            if mentions(node, first):
                 return None
             arguments = node.args
             defaults = arguments.defaults[1:] if len(arguments.defaults) == len(arguments.args) else arguments.defaults

@@ -295,7 +295,7 @@ def compare_class(
         part_z[part], median, mad = scores.robust_z(part_scores[part], answered[part])
         stats[part] = ExerciseStats(int(answered[part].sum()), median, mad, sum(bool(hashes) for hashes in column))
     everything = [frozenset().union(*student_sets.values()) for student_sets in sets]
-    notebook = scores.dice_scores(everything)
+    notebook, _ = scores.overlaps(everything)
     per_part = {p: scores.rarity_evidence(part_scores[p], answered[p], rareness[p]) for p in parts}
     evidence = sum(per_part.values())
     combined, median, mad = scores.robust_z(evidence, scores.answered_pairs(everything), scores.EVIDENCE_MAD_FLOOR)

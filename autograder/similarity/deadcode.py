@@ -2,30 +2,16 @@
 
 A copier pads a copy with type hints, ``assert`` lines and code that never runs or is never
 read; each is a rare statement in a class, so it would weigh the most in the fingerprints and
-hide the copy best. :func:`strip` removes, in place:
-
-- type annotations (``x: T = v`` reads ``x = v``; a parameter's and a return's annotation go), and
-  the imports only annotations need (``typing``, ``from __future__ import annotations``);
-- ``assert`` statements: a check that passes leaves the result as it was, and one that fails
-  stops the answer, which the grader's tests see (:mod:`.behaviour` compares that); so does its
-  spelling out, ``if c: raise AssertionError(...)`` (Python's reference defines ``assert`` so);
-- branches under a constant condition (``if False:``, ``if 0:``, ``while False:``) and statements
-  that are a bare constant or name (``x``, ``...``), ``pass`` where a block has more;
-- no-op arithmetic: ``e * 1``, ``1 * e``, ``e / 1``, ``e + 0``, ``0 + e``, ``e - 0``, ``e ** 1``;
-- what only runs when the answer fails: ``try: body except ...: fallback`` reads ``body`` (and its
-  ``else`` and ``finally``): a fallback changes nothing where the body computes its result, and where
-  the body fails the grader's tests see what the fallback does (:mod:`.behaviour`);
-- logging: a statement that only calls ``print``, ``warnings.warn``, ``logging``'s functions or a
-  logger's methods (a name bound to ``logging.getLogger(...)``), and those bindings and imports;
-- assignments to a local name no statement of the function reads (until none is left);
-- top-level functions nothing calls, except those the release asks for (``keep``).
+hide the copy best. :func:`strip` removes them in place (docs/similarity.md, "What is compared":
+*what does not change the result goes*, *what only runs when the answer fails, and logging, go*). A
+check or a fallback matters only where the answer fails, which the grader's tests see (:mod:`.behaviour`).
 """
 
 import ast
 import re
 from collections.abc import Iterable
 
-from autograder.similarity.trees import walk
+from autograder.similarity.trees import blocks, walk
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 NEUTRAL = {ast.Mult: 1, ast.Div: 1, ast.Add: 0, ast.Sub: 0, ast.Pow: 1}  # e <op> neutral == e
@@ -102,8 +88,7 @@ class Strip(ast.NodeTransformer):
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
         node.returns = None
-        self.generic_visit(node)
-        node.body = node.body or [ast.Pass()]
+        self.generic_visit(node)  # an emptied body becomes ``pass`` there
         return node
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -136,7 +121,6 @@ class Strip(ast.NodeTransformer):
             return None
         value = constant(node.test)
         if value is NotImplemented:
-            node.body = node.body or [ast.Pass()]
             return node
         return (node.body if value else node.orelse) or None
 
@@ -145,7 +129,6 @@ class Strip(ast.NodeTransformer):
         value = constant(node.test)
         if value is not NotImplemented and not value:
             return node.orelse or None
-        node.body = node.body or [ast.Pass()]
         return node
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
@@ -177,9 +160,7 @@ def unread_assignments(function: Function) -> bool:
     read |= {name for node in nodes if isinstance(node, ast.Global | ast.Nonlocal) for name in node.names}
     dropped = False
     for node in nodes:
-        for block in (getattr(node, field, None) for field in ("body", "orelse", "finalbody")):
-            if not (isinstance(block, list) and block and isinstance(block[0], ast.stmt)):
-                continue
+        for block in blocks(node):
             kept = [s for s in block if not unread(s, read)]
             if len(kept) < len(block):
                 block[:] = kept or [ast.Pass()]

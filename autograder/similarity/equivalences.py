@@ -20,7 +20,7 @@ PyTorch), not a list of the disguises the tests plant:
 
 import ast
 
-from autograder.similarity.spellings import TORCH, attribute_path, is_tensor_receiver, literal
+from autograder.similarity.spellings import TORCH, attribute_path, is_tensor_receiver, literal, path_node
 
 MAKERS = ("zeros", "ones", "empty", "full")  # torch.X, torch.X_like, tensor.new_X
 IDENTITIES = frozenset({"clone", "contiguous"})  # tensor methods that return the same values (no arguments)
@@ -36,7 +36,7 @@ def maker(kind: str, size: ast.expr, rest: list[ast.expr], keywords: list[ast.ke
     given = {k.arg for k in keywords}
     implied = [ast.keyword(name, like(source, name)) for name in ("device", "dtype") if name not in given]
     found = sorted([*keywords, *implied], key=lambda k: str(k.arg))
-    return ast.Call(ast.Attribute(ast.Name(TORCH, ast.Load()), kind, ast.Load()), [size, *rest], found)
+    return ast.Call(path_node([TORCH, kind]), [size, *rest], found)
 
 
 def one_size(call: ast.Call, kind: str) -> ast.Call:
@@ -63,8 +63,7 @@ class Equivalences(ast.NodeTransformer):
         self.generic_visit(node)
         parts = attribute_path(node.func) or []
         if parts == ["F", "nll_loss"] and node.args and (inner := log_softmax_input(node.args[0])) is not None:
-            return ast.Call(ast.Attribute(ast.Name("F", ast.Load()), "cross_entropy", ast.Load()),
-                            [inner, *node.args[1:]], node.keywords)
+            return ast.Call(path_node(["F", "cross_entropy"]), [inner, *node.args[1:]], node.keywords)
         if len(parts) == 2 and parts[0] == TORCH:
             return self.torch_function(node, parts[1])
         if isinstance(node.func, ast.Attribute) and is_tensor_receiver(node.func.value):

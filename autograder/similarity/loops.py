@@ -1,17 +1,14 @@
 """A list built by a loop and the same list built by a comprehension, read as one.
 
-``out = []`` followed by ``for t in items: out.append(e)`` (the loop's body a chain of ``for`` and
-``if`` statements, each holding only the next, ending in the one ``append``) builds the list that
-``out = [e for t in items]`` builds, a nested ``for`` or an ``if`` becoming the comprehension's next
-clause; ``d = {}`` then ``for ...: d[k] = v`` builds ``{k: v for ...}``. Statements between the two
-are allowed when they neither read nor write the list's name. A generator expression reads as the
-list comprehension (``sum(e for t in items)`` and ``sum([e for t in items])`` add the same
-terms), and ``list(...)`` of a comprehension as the comprehension.
+``out = []`` then ``for t in items: out.append(e)`` builds what ``out = [e for t in items]`` builds (the
+cases: docs/similarity.md, "What is compared", *a loop that builds a list reads as the comprehension*).
+The loop's body must be a chain of ``for`` and ``if`` statements, each holding only the next, ending in the
+one ``append`` (or ``d[k] = v``); statements between the two may neither read nor write the list's name.
 """
 
 import ast
 
-from autograder.similarity.trees import walk
+from autograder.similarity.trees import blocks, mentions, walk
 
 
 def clauses(loop: ast.stmt, name: str) -> tuple[list[ast.comprehension], ast.stmt] | None:
@@ -27,7 +24,7 @@ def clauses(loop: ast.stmt, name: str) -> tuple[list[ast.comprehension], ast.stm
             node = node.body[0]
         else:
             break
-    if not found or any(isinstance(n, ast.Name) and n.id == name for c in found for n in walk(c)):
+    if not found or any(mentions(c, name) for c in found):
         return None
     return found, node
 
@@ -39,12 +36,11 @@ def element(statement: ast.stmt, name: str, kind: type) -> ast.expr | tuple[ast.
         if (isinstance(func, ast.Attribute) and func.attr == "append" and isinstance(func.value, ast.Name)
                 and func.value.id == name and len(call.args) == 1 and not call.keywords):
             value = call.args[0]
-            return None if any(isinstance(n, ast.Name) and n.id == name for n in walk(value)) else value
+            return None if mentions(value, name) else value
     if kind is ast.Dict and isinstance(statement, ast.Assign) and len(statement.targets) == 1:
         target = statement.targets[0]
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == name:
-            pieces = [target.slice, statement.value]
-            if not any(isinstance(n, ast.Name) and n.id == name for p in pieces for n in walk(p)):
+            if not (mentions(target.slice, name) or mentions(statement.value, name)):
                 return target.slice, statement.value
     return None
 
@@ -62,10 +58,6 @@ def empty(statement: ast.stmt) -> tuple[str, type] | None:
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and not value.args and not value.keywords:
         return {"list": (name, ast.List), "dict": (name, ast.Dict)}.get(value.func.id)
     return None
-
-
-def mentions(statement: ast.stmt, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in walk(statement))
 
 
 def fold_loops(block: list[ast.stmt]) -> None:
@@ -107,8 +99,6 @@ class Comprehensions(ast.NodeTransformer):
 def comprehensions(tree: ast.Module) -> ast.Module:
     """``tree`` with its loops that build a list or dict, and its generator expressions, as comprehensions."""
     for node in walk(tree):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
-            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                fold_loops(block)
+        for block in blocks(node):
+            fold_loops(block)
     return Comprehensions().visit(tree)

@@ -84,13 +84,9 @@ def rarity(sets: Sequence[set[int]]) -> dict[int, float]:
     return {value: math.log(len(sets) / count) for value, count in holders.items()}
 
 
-def dice_scores(sets: Sequence[set[int]]) -> np.ndarray:
-    """``scores[i, j]``: the weighted Dice overlap 2 w(A ∩ B) / (w(A) + w(B)); 0 where either is empty."""
-    return overlaps(sets)[0]
-
-
 def overlaps(sets: Sequence[set[int]]) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`dice_scores`, and ``rareness[i, j]``: the mean weight of the hashes two answers share (0 for none).
+    """``scores[i, j]``, the weighted Dice overlap 2 w(A ∩ B) / (w(A) + w(B)) (0 where either is empty), and
+    ``rareness[i, j]``, the mean weight of the hashes two answers share (0 for none).
 
     Two identical answers score 1 whether half the class wrote them or nobody else did; how rare
     what they share is tells those apart (log n/2 for an answer only these two wrote).

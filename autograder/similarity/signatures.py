@@ -1,18 +1,9 @@
 """Calls of functions and classes whose signature is known, their arguments put in one form.
 
-A copier writes ``attention(q, k, v, mask=m)`` where the source wrote ``attention(q, k, v, m)``,
-or ``EncoderLayer(d, h, dropout=p)`` for ``EncoderLayer(d, h, p)``. :mod:`.spellings` binds the
-library's calls from a table; this module binds the calls of everything whose ``def`` the report
-can read:
-
-- the functions and classes the answer itself defines, and those of the student's added cells;
-- the course's: what the release's code defines (given code and the answer cells' stubs), and
-  what it imports from the course's package (``from tfcourse.reference import EncoderLayer``),
-  read from that package's source;
-- inside a class, ``self.method(...)``, and the call of a module the class keeps
-  (``self.attention = MultiHeadAttention(...)``, then ``self.attention(x, x, x, mask)``) or
-  keeps a list of (``nn.ModuleList([EncoderLayer(...) for _ in ...])``, then
-  ``for layer in self.layers: x = layer(x, mask)``): its class's ``forward``.
+A copier writes ``attention(q, k, v, mask=m)`` where the source wrote ``attention(q, k, v, m)``.
+:mod:`.spellings` binds the library's calls from a table; this module binds the calls of everything
+whose ``def`` the report can read (which: docs/similarity.md, "What is compared", *calls of every
+function and class whose def the report can read*).
 
 A bound call lists its positional parameters in order, positionally; a parameter left out before
 one given takes its default written out, and trailing arguments equal to their default are
@@ -243,7 +234,8 @@ class Binder(ast.NodeTransformer):
         return node
 
     def callee(self, func: ast.expr) -> str | None:
-        """The name under which ``func``'s signature is known (see the module), or None."""
+        """The name under which ``func``'s signature is known, or None: ``f``, ``Class.method`` for
+        ``self.method``, ``Class.forward`` for a kept module (``self.a``) or a loop over a kept list of them."""
         if isinstance(func, ast.Name):
             return f"{self.loop[func.id]}.forward" if func.id in self.loop else func.id
         attribute = self_attribute(func)

@@ -1,30 +1,10 @@
 """One spelling for each tensor operation, and library calls' arguments bound to their parameter names.
 
-PyTorch spells most operations several ways: an operator (``a @ b``), a function
-(``torch.matmul(a, b)``, ``F.softmax(x, -1)``), a method (``a.matmul(b)``, ``x.softmax(-1)``), an
-alias (``torch.concat`` for ``torch.cat``, :data:`ALIASES`, PyTorch's own list) or a property
-(``x.mT``). A copier swaps one for another and computes the same; :class:`Spellings` rewrites
-every one into a single form:
-
-- ``torch.nn.functional.f`` and ``nn.functional.f`` read ``F.f``, ``torch.nn.X`` reads ``nn.X``;
-- an alias reads the name it stands for, as function or method;
-- a method of :data:`SIGNATURES` reads as the function on its receiver (``x.softmax(-1)`` reads
-  ``torch.softmax(x, -1)``), and so do the ``F`` functions that are the same operation
-  (:data:`FUNCTIONAL`);
-- ``x.size(d)`` reads ``x.shape[d]`` (PyTorch's own alias), ``x.mT`` reads
-  ``torch.transpose(x, -2, -1)``, and a transpose's two constant dimensions are put in order
-  (``transpose(x, -1, -2)`` is the same operation);
-- the arguments after the tensor are bound to their parameter names (:data:`SIGNATURES`), an
-  argument equal to its default dropped: ``torch.softmax(x, -1)`` and ``torch.softmax(x, dim=-1)``
-  are one spelling; other calls' keywords are put in name order;
-- a function with an operator reads as the operator (``torch.matmul(a, b)`` reads ``a @ b``,
-  ``torch.ne(a, b)`` reads ``a != b``, ``torch.logical_and(a, b)`` reads ``a & b``, ``torch.neg(x)``
-  reads ``-x``);
-- an in-place method as a statement reads as the assignment (``x.mul_(y)`` and ``x *= y`` read
-  ``x = x * y``: :data:`IN_PLACE`), an initialiser's deprecated name as its ``_`` form
-  (:data:`DEPRECATED_INIT`), and a square root as a power (``math.sqrt(d)`` and ``torch.sqrt(d)``
-  read ``d ** 0.5``, ``torch.rsqrt(d)`` and ``1 / d ** 0.5`` read ``d ** -0.5``, ``a * d ** -0.5``
-  reads ``a / d ** 0.5``: :data:`ROOTS`).
+PyTorch spells most operations several ways (operator, function, method, alias, property); a copier
+swaps one for another and computes the same. :class:`Spellings` rewrites every one into a single
+form, as docs/similarity.md lists ("What is compared", *one spelling per tensor operation*):
+``x.softmax(-1)``, ``F.softmax(x, dim=-1)`` and ``torch.softmax(x, -1)`` all read
+``torch.softmax(x, dim=-1)``, ``torch.matmul(a, b)`` reads ``a @ b``, ``x.mul_(y)`` reads ``x = x * y``.
 
 Every table is PyTorch's own text (each entry says where it comes from; the tests check them
 against the installed PyTorch), not a list of the disguises the tests plant.
@@ -161,20 +141,27 @@ def literal(node: ast.expr) -> object:
         return REQUIRED
 
 
+def given(call: ast.Call, names: list[str], skip: int = 0) -> dict[str, ast.expr] | None:
+    """The call's arguments after the first ``skip``, by parameter name; None when they do not fit ``names``."""
+    positional = call.args[skip:]
+    if len(positional) > len(names) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    bound = dict(zip(names, positional, strict=False))
+    for keyword in call.keywords:
+        if keyword.arg is None or keyword.arg not in names or keyword.arg in bound:
+            return None
+        bound[keyword.arg] = keyword.value
+    return bound
+
+
 def bind(call: ast.Call, parameters: tuple[tuple[str, object], ...], skip: int) -> bool:
     """The call's arguments after the first ``skip`` as keywords in signature order, defaults dropped.
 
     False (the call left as it is) when they do not fit the signature.
     """
-    names = [name for name, _ in parameters]
-    positional = call.args[skip:]
-    if len(positional) > len(names) or any(isinstance(a, ast.Starred) for a in call.args):
+    bound = given(call, [name for name, _ in parameters], skip)
+    if bound is None:
         return False
-    bound = dict(zip(names, positional, strict=False))
-    for keyword in call.keywords:
-        if keyword.arg is None or keyword.arg not in names or keyword.arg in bound:
-            return False
-        bound[keyword.arg] = keyword.value
     call.args = call.args[:skip]
     call.keywords = [
         ast.keyword(name, bound[name])
@@ -190,7 +177,7 @@ class Spellings(ast.NodeTransformer):
     def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
         self.generic_visit(node)
         if node.attr == "mT" and isinstance(node.ctx, ast.Load):
-            return self.visit_Call(ast.Call(path_node([TORCH, "transpose"]), [node.value, *constants(-2, -1)], []))
+            return self.visit_Call(ast.Call(path_node([TORCH, "transpose"]), [node.value, number(-2), number(-1)], []))
         parts = attribute_path(node)
         if parts and len(parts) > 1 and (shorter := short_path(parts)) != parts:
             return path_node(shorter)
@@ -269,10 +256,6 @@ def as_shape(node: ast.Call) -> ast.expr | None:
         return None
     shape = ast.Attribute(node.func.value, "shape", ast.Load())
     return ast.Subscript(shape, node.args[0], ast.Load()) if node.args else shape
-
-
-def constants(*values: int) -> list[ast.expr]:
-    return [ast.Constant(v) if v >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(-v)) for v in values]
 
 
 def order_dimensions(call: ast.Call) -> None:

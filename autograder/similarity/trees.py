@@ -11,6 +11,17 @@ def walk(node: ast.AST) -> list[ast.AST]:
     return nodes
 
 
+def mentions(node: ast.AST, name: str) -> bool:
+    """Whether ``name`` is read or written anywhere under ``node``."""
+    return any(isinstance(n, ast.Name) and n.id == name for n in walk(node))
+
+
+def blocks(node: ast.AST) -> list[list[ast.stmt]]:
+    """``node``'s non-empty lists of statements: its ``body``, ``orelse`` and ``finalbody``."""
+    found = (getattr(node, field, None) for field in ("body", "orelse", "finalbody"))
+    return [block for block in found if isinstance(block, list) and block and isinstance(block[0], ast.stmt)]
+
+
 def children(node: ast.AST) -> list[ast.AST]:
     """:func:`ast.iter_child_nodes` as a list, without the ``ctx`` markers (``Load``, ``Store``).
 
