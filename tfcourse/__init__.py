@@ -33,7 +33,7 @@ def _watch_cells() -> None:
 _watch_cells()
 
 # The course's release; pyproject.toml, CITATION.cff and CHANGELOG.md name the same one (tests/test_licence.py).
-__version__ = "1.2.0"
+__version__ = "1.2.1"
 
 __all__ = ["__version__", "check_notebook", "fast_mode", "get_device", "seed_everything", "todo_left"]
 
