@@ -188,7 +188,7 @@ def test_every_figure_has_alt_text_that_says_what_it_shows_in_the_page_language(
             assert "No description has been provided" not in alt
 
 
-def test_every_page_passes_axe_core_with_no_serious_or_critical_violation(book: Path):
+def need_the_audit_s_tools() -> None:
     lacking = [
         what
         for what, present in (
@@ -199,6 +199,27 @@ def test_every_page_passes_axe_core_with_no_serious_or_critical_violation(book: 
     ]
     if lacking:
         (pytest.fail if os.environ.get("CI") else pytest.skip)(f"missing: {', '.join(lacking)}")
+
+
+def test_the_audit_runs_in_a_worker_that_holds_a_started_playwright(tmp_path: Path):
+    """tests/browser/conftest.py keeps a Playwright started for a worker's session; an audit in that worker after it
+    met its running event loop ("using Playwright Sync API inside the asyncio loop", a full run of 2026-11-29)."""
+    need_the_audit_s_tools()
+    from playwright.sync_api import sync_playwright
+
+    (tmp_path / "index.html").write_text(
+        '<!doctype html><html lang="en"><head><title>A page</title></head>'
+        "<body><main><h1>A page</h1></main></body></html>"
+    )
+    held = sync_playwright().start()
+    try:
+        assert audit([tmp_path]) == {f"{tmp_path.name}/index.html": []}
+    finally:
+        held.stop()
+
+
+def test_every_page_passes_axe_core_with_no_serious_or_critical_violation(book: Path):
+    need_the_audit_s_tools()
     start = time.perf_counter()
     results = audit([book, book / "zh"])
     TIMINGS["book: axe-core on every page"] = time.perf_counter() - start

@@ -15,6 +15,7 @@ import argparse
 import json
 import sys
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from autograder.course.settings import REPO_ROOT
@@ -56,11 +57,23 @@ def blocking(violations: list[dict]) -> list[dict]:
     return [v for v in violations if v["impact"] in BLOCKING]
 
 
+# Longer than the audit of both editions' books ever took (91 s in a full run), within the suite's per-test limit.
+AUDIT_DEADLINE = 500
+
+
 def audit(sites: list[Path]) -> dict[str, list[dict]]:
     """Page (relative to the first site's parent) -> its violations, for every HTML page of the sites.
 
-    The sites after the first are its translations: their code cells are left out (see the module).
+    The sites after the first are its translations: their code cells are left out (see the module). The audit runs
+    in a thread of its own: a test worker may hold a started Playwright for its session (tests/browser/conftest.py),
+    whose event loop counts as running in the worker's thread, where Playwright's sync API then refuses to start.
     """
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(audit_here, sites).result(timeout=AUDIT_DEADLINE)
+
+
+def audit_here(sites: list[Path]) -> dict[str, list[dict]]:
+    """:func:`audit` in the calling thread."""
     from playwright.sync_api import sync_playwright
 
     results = {}
